@@ -1,0 +1,105 @@
+//===- gnnc.cpp - The gnnc compiler driver --------------------------------===//
+//
+// Part of gnnc. Usage: gnnc FILE [-o OUT] --emit=tokens|ast
+//
+//===----------------------------------------------------------------------===//
+
+#include "gnnc/Frontend/Frontend.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace gnnc;
+
+namespace {
+enum class EmitKind { Tokens, AST };
+
+llvm::cl::OptionCategory gnncCategory("gnnc options");
+
+llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
+                                     llvm::cl::desc("<input .gnn file>"),
+                                     llvm::cl::Required,
+                                     llvm::cl::cat(gnncCategory));
+
+llvm::cl::opt<std::string>
+    outputFile("o", llvm::cl::desc("Output file (default: standard output)"),
+               llvm::cl::value_desc("file"), llvm::cl::init("-"),
+               llvm::cl::cat(gnncCategory));
+
+llvm::cl::opt<EmitKind> emitKind(
+    "emit", llvm::cl::desc("What to produce"), llvm::cl::init(EmitKind::AST),
+    llvm::cl::values(
+        clEnumValN(EmitKind::Tokens, "tokens", "the token stream"),
+        clEnumValN(EmitKind::AST, "ast",
+                   "the checked AST with locations and types")),
+    llvm::cl::cat(gnncCategory));
+} // namespace
+
+static void printVersion(llvm::raw_ostream &os) {
+  os << "gnnc version " GNNC_VERSION " (LLVM " LLVM_VERSION_STRING ")\n";
+}
+
+static void printTokens(const std::vector<Token> &tokens,
+                        const llvm::SourceMgr &sourceMgr,
+                        llvm::raw_ostream &os) {
+  for (const Token &tok : tokens) {
+    auto [line, col] = sourceMgr.getLineAndColumn(tok.loc);
+    os << llvm::formatv("{0}:{1} {2}", line, col, getTokenName(tok.kind));
+    if (!tok.text.empty())
+      os << " '" << tok.text << "'";
+    os << "\n";
+  }
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  llvm::cl::HideUnrelatedOptions(gnncCategory);
+  llvm::cl::SetVersionPrinter(printVersion);
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv, "gnnc: a compiler for node-centric graph neural networks\n");
+
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFileOrSTDIN(inputFile, /*IsText=*/true);
+  if (std::error_code ec = buffer.getError()) {
+    llvm::WithColor::error(llvm::errs(), inputFile)
+        << "cannot read file: " << ec.message() << "\n";
+    return 1;
+  }
+
+  llvm::SourceMgr sourceMgr;
+  unsigned id = sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  DiagnosticEngine diags(sourceMgr, llvm::errs());
+  FrontendResult result =
+      runFrontend(id, diags,
+                  emitKind == EmitKind::Tokens ? FrontendStage::Lex
+                                               : FrontendStage::Check);
+  if (!result.success)
+    return 1;
+
+  std::error_code ec;
+  llvm::ToolOutputFile output(outputFile, ec, llvm::sys::fs::OF_Text);
+  if (ec) {
+    llvm::WithColor::error(llvm::errs(), outputFile)
+        << "cannot open output file: " << ec.message() << "\n";
+    return 1;
+  }
+  if (emitKind == EmitKind::Tokens)
+    printTokens(result.tokens, sourceMgr, output.os());
+  else
+    dumpAST(*result.module, sourceMgr, output.os());
+  output.os().flush();
+  if (output.os().has_error()) {
+    llvm::WithColor::error(llvm::errs(), outputFile)
+        << "cannot write output file\n";
+    output.os().clear_error();
+    return 1;
+  }
+  output.keep();
+  return 0;
+}
