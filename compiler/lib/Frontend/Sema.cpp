@@ -16,6 +16,7 @@
 #include "gnnc/Frontend/Sema.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -96,6 +97,8 @@ struct VertexContext {
   std::string graphKey;
   GraphKind graphKind;
   std::string var;
+  /// Index in the scope stack of the loop's own scope.
+  size_t scope;
 };
 
 class Checker {
@@ -708,6 +711,17 @@ void Checker::checkAssign(AssignStmt &stmt) {
   ValueType stored = t.isTensor() ? concretize(t) : t;
   if (stored.kind == ValueType::Kind::Graph && stored.name.empty())
     stored.name = name;
+  if (existing && vertex) {
+    // Per-vertex values cannot flow into names that outlive the loop.
+    bool inLoopScope = false;
+    for (size_t i = vertex->scope; i < scopes.size(); ++i)
+      inLoopScope |= scopes[i].count(name) != 0;
+    if (!inLoopScope) {
+      error(stmt.target.loc, DiagID::err_assign_outer_in_loop, name);
+      error(existing->loc, DiagID::note_declared_here, name);
+      return;
+    }
+  }
   if (existing) {
     if (inRangeLoop && existing->type.isTensor() &&
         !sameTensorType(existing->type, stored)) {
@@ -886,7 +900,8 @@ void Checker::checkVertexLoop(VertexLoopStmt &stmt) {
     scopes.pop_back();
     return;
   }
-  vertex = VertexContext{side, graph.name, graph.graphKind, stmt.var.name};
+  vertex = VertexContext{side, graph.name, graph.graphKind, stmt.var.name,
+                         scopes.size() - 1};
   // Snapshot the attributes of the other side: neighbours read the values
   // from before the loop.
   checkBody(stmt.body, /*topLevel=*/false);
@@ -921,23 +936,21 @@ void Checker::checkRangeLoop(RangeLoopStmt &stmt) {
     if (!count.isIntConstant() || (c && *c < 0))
       error(stmt.count->getLoc(), DiagID::err_range_count, count.str());
   }
-  scopes.emplace_back();
+  // Locals of a range loop live on after it, as in Python, so the body is
+  // checked in the enclosing scope; only the index expires with the loop.
   ValueType index = ValueType::tensor(ElemType::WeakInt, {});
-  bool declared =
-      stmt.var.name == "_" ||
-      declare(stmt.var.name, Binding::Kind::LoopVar, index, stmt.var.loc);
+  bool named = stmt.var.name != "_";
+  if (named &&
+      !declare(stmt.var.name, Binding::Kind::LoopVar, index, stmt.var.loc))
+    return;
   bool savedInRange = inRangeLoop;
   inRangeLoop = true;
-  if (declared) {
-    // Locals of a range loop live on after it, as in Python: check the body
-    // in the enclosing scope, with only the index in a scope of its own.
-    std::map<std::string, Binding> indexScope = std::move(scopes.back());
-    scopes.pop_back();
-    checkBody(stmt.body, /*topLevel=*/false);
-    scopes.push_back(std::move(indexScope));
-  }
+  checkBody(stmt.body, /*topLevel=*/false);
   inRangeLoop = savedInRange;
-  scopes.pop_back();
+  if (named) {
+    scopes.back().erase(stmt.var.name);
+    expired[stmt.var.name] = {DiagID::err_loop_var_outside, stmt.var.loc};
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -1269,7 +1282,7 @@ ValueType Checker::checkComprehension(ComprehensionExpr &expr) {
                  expr.vars[0].loc))
       return finish(ValueType::error());
     vertex = VertexContext{source.side, source.name, source.graphKind,
-                           expr.vars[0].name};
+                           expr.vars[0].name, scopes.size() - 1};
     std::optional<ValueType> element = requireTensor(*expr.element);
     vertex.reset();
     if (!element)
@@ -1908,7 +1921,11 @@ ValueType Checker::checkBuiltin(CallExpr &call, StringRef name) {
     if (inferred) {
       std::optional<Dim> rest = total.divExact(known);
       if (!rest) {
-        error(loc, DiagID::err_reshape_infer, x->shapeStr(), shapeList(shape));
+        std::vector<std::string> parts;
+        for (size_t i = 0; i < shape.size(); ++i)
+          parts.push_back(i == *inferred ? "-1" : shape[i].str());
+        error(loc, DiagID::err_reshape_infer, x->shapeStr(),
+              "[" + llvm::join(parts, ", ") + "]");
         return ValueType::error();
       }
       shape[*inferred] = *rest;
