@@ -1354,6 +1354,15 @@ ValueType Checker::elementwise(const ValueType &a, const ValueType &b,
   }
   if (a.elem == ElemType::WeakInt && b.elem == ElemType::WeakFloat)
     elem = ElemType::WeakFloat;
+  // A float literal would be truncated into an integer tensor.
+  bool aInt = a.elem == ElemType::I32 || a.elem == ElemType::I64;
+  bool bInt = b.elem == ElemType::I32 || b.elem == ElemType::I64;
+  if ((aInt && b.elem == ElemType::WeakFloat) ||
+      (bInt && a.elem == ElemType::WeakFloat)) {
+    error(loc, DiagID::err_elem_mismatch, getElemTypeName(a.elem),
+          getElemTypeName(b.elem));
+    return ValueType::error();
+  }
 
   if (a.domain == Domain::Edge && b.domain == Domain::Edge &&
       a.direction != b.direction) {
