@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Configures and builds gnnc.
+#
+#   tools/build.sh            Release build with gcc in build/ (build/bin/gnnc)
+#   tools/build.sh asan       clang-19 ASan+UBSan build with the fuzzer in build-asan/
+#
+# Extra arguments after the mode go to the CMake configure step. Set
+# GNNC_WERROR=ON in the environment to turn warnings into errors (CI does).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+mode=${1:-release}
+[[ $# -gt 0 ]] && shift
+jobs=${GNNC_JOBS:-2}
+# Only touch GNNC_WERROR when asked, so that e.g. demo.sh after test.sh does
+# not flip the flag and rebuild everything.
+werror=()
+if [[ -n ${GNNC_WERROR:-} ]]; then
+  werror=(-DGNNC_WERROR="$GNNC_WERROR")
+fi
+
+# A build tree configured with another generator or compiler cannot be
+# reconfigured in place; start it afresh.
+fresh_if_mismatch() {
+  local dir=$1 compiler=$2 cache=$1/CMakeCache.txt
+  [[ -f $cache ]] || return 0
+  if ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "$cache" ||
+     ! grep -q "^CMAKE_CXX_COMPILER:[A-Z]*=.*/${compiler}\$" "$cache"; then
+    echo "build.sh: $dir was configured differently; recreating it"
+    rm -rf "$dir"
+  fi
+}
+
+case "$mode" in
+  release)
+    builddir=build
+    fresh_if_mismatch "$builddir" g++
+    CC=gcc CXX=g++ cmake -S . -B "$builddir" -G Ninja \
+      -DCMAKE_BUILD_TYPE=Release \
+      "${werror[@]}" \
+      "$@" >/dev/null
+    ;;
+  asan)
+    builddir=build-asan
+    fresh_if_mismatch "$builddir" clang++-19
+    CC=clang-19 CXX=clang++-19 cmake -S . -B "$builddir" -G Ninja \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DGNNC_ENABLE_ASSERTIONS=ON \
+      -DGNNC_SANITIZERS=address,undefined \
+      -DGNNC_BUILD_FUZZER=ON \
+      "${werror[@]}" \
+      "$@" >/dev/null
+    ;;
+  *)
+    echo "usage: $0 [release|asan] [cmake args...]" >&2
+    exit 2
+    ;;
+esac
+
+cmake --build "$builddir" -j"$jobs"

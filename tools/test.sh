@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# gnnc's full test run (what CI runs through .ci/run):
+#   1. install dependencies
+#   2. Release build (gcc, -Werror) in build/
+#   3. unit + lit tests on it
+#   4. clang-19 ASan+UBSan build with the fuzzer in build-asan/, unit + lit
+#      tests (+ fuzzer seed replay) on it
+#   5. 60 s of fuzzing the front end
+# and ends with ctest's summary line of each test run (the last line is the
+# ASan+UBSan build's "100% tests passed, 0 tests failed out of N").
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+FUZZ_SECONDS=${GNNC_FUZZ_SECONDS:-60}
+export GNNC_JOBS=${GNNC_JOBS:-2}
+export GNNC_WERROR=ON
+export CTEST_OUTPUT_ON_FAILURE=1
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+section() {
+  printf '\n======================================================================\n'
+  printf '== %s\n' "$*"
+  printf '======================================================================\n'
+}
+
+# Runs ctest in $1, keeps its log in $1/ctest.log.
+run_ctest() {
+  local dir=$1
+  ctest --test-dir "$dir" --output-on-failure -j"$GNNC_JOBS" 2>&1 | tee "$dir/ctest.log"
+}
+
+# ctest's own summary line of a run ("100% tests passed, 0 tests failed out of N").
+ctest_summary() {
+  grep -E '^[0-9]+% tests passed' "$1/ctest.log" || true
+}
+
+section "1/5 Dependencies"
+bash tools/install-deps.sh
+
+section "2/5 Release build (gcc, -Werror) in build/"
+bash tools/build.sh release
+
+section "3/5 Tests: Release build"
+run_ctest build
+
+section "4/5 ASan+UBSan build (clang-19, fuzzer) in build-asan/ and its tests"
+bash tools/build.sh asan
+run_ctest build-asan
+
+section "5/5 Fuzzing the front end for ${FUZZ_SECONDS}s"
+corpus=build-asan/fuzz-corpus
+artifacts=build-asan/fuzz-artifacts
+rm -rf "$corpus" "$artifacts"
+mkdir -p "$corpus" "$artifacts"
+# Seed with every example and lit test; name by path so equal basenames
+# do not overwrite each other.
+nseeds=0
+while IFS= read -r -d '' f; do
+  cp "$f" "$corpus/$(printf '%s' "$f" | tr '/' '_')"
+  nseeds=$((nseeds + 1))
+done < <(find dsl-examples tests -type f -name '*.gnn' -print0 2>/dev/null)
+echo "fuzz: ${nseeds} seed inputs, log in build-asan/fuzz.log"
+
+fuzz_status=0
+build-asan/bin/gnnc-frontend-fuzzer "$corpus" \
+  -max_total_time="$FUZZ_SECONDS" -max_len=8192 -timeout=5 -rss_limit_mb=2048 \
+  -print_final_stats=1 -artifact_prefix="$artifacts/" \
+  >build-asan/fuzz.log 2>&1 </dev/null || fuzz_status=$?
+if ((fuzz_status != 0)); then
+  tail -n 80 build-asan/fuzz.log
+  echo
+  echo "fuzz: FAILED (exit ${fuzz_status}); reproducer(s):"
+  ls -l "$artifacts"
+  echo "reproduce with: build-asan/bin/gnnc-frontend-fuzzer $artifacts/<file>"
+  exit 1
+fi
+grep -E '^(#[0-9]+[[:space:]]+DONE|Done [0-9]+ runs)|stat::number_of_executed_units|stat::peak_rss_mb' \
+  build-asan/fuzz.log || true
+echo "fuzz: OK, corpus now has $(find "$corpus" -type f | wc -l) inputs"
+
+section "Summary"
+echo "fuzz: ${FUZZ_SECONDS}s without a crash, leak or timeout"
+echo "Release build (build/):"
+ctest_summary build
+echo "ASan+UBSan build (build-asan/):"
+ctest_summary build-asan
