@@ -565,6 +565,24 @@ struct DepthGuard {
 };
 } // namespace
 
+/// Sets the height of a freshly built node from its children and reports
+/// a tree that is too deep (a long chain such as `a + a + ... + a` grows the
+/// tree without recursing in the parser).
+bool Parser::checkHeight(Expr &node, std::initializer_list<const Expr *> kids) {
+  unsigned height = 0;
+  for (const Expr *kid : kids)
+    if (kid)
+      height = std::max(height, kid->height);
+  node.height = height + 1;
+  if (node.height <= FrontendLimits::maxExprHeight)
+    return true;
+  if (!reportedDepth)
+    diags.report(node.getLoc(), DiagID::err_expr_too_deep,
+                 FrontendLimits::maxExprHeight);
+  reportedDepth = true;
+  return false;
+}
+
 /// expr = binary ;
 ExprPtr Parser::parseExpr() { return parseBinary(1); }
 
@@ -616,8 +634,11 @@ ExprPtr Parser::parseBinary(int minPrec) {
     if (!rhs)
       return nullptr;
     llvm::SMLoc loc = lhs->getLoc();
+    const Expr *l = lhs.get(), *r = rhs.get();
     lhs = std::make_unique<BinaryExpr>(loc, op, opLoc, std::move(lhs),
                                        std::move(rhs));
+    if (!checkHeight(*lhs, {l, r}))
+      return nullptr;
   }
 }
 
@@ -636,9 +657,13 @@ ExprPtr Parser::parseUnary() {
     ExprPtr operand = parseUnary();
     if (!operand)
       return nullptr;
-    return std::make_unique<UnaryExpr>(
+    const Expr *kid = operand.get();
+    auto unary = std::make_unique<UnaryExpr>(
         opTok.loc, opTok.is(TokenKind::minus) ? UnaryOp::Neg : UnaryOp::Plus,
         std::move(operand));
+    if (!checkHeight(*unary, {kid}))
+      return nullptr;
+    return unary;
   }
   return parsePower();
 }
@@ -653,8 +678,12 @@ ExprPtr Parser::parsePower() {
   if (!exponent)
     return nullptr;
   llvm::SMLoc loc = base->getLoc();
-  return std::make_unique<BinaryExpr>(loc, BinaryOp::Pow, opLoc,
-                                      std::move(base), std::move(exponent));
+  const Expr *l = base.get(), *r = exponent.get();
+  auto pow = std::make_unique<BinaryExpr>(loc, BinaryOp::Pow, opLoc,
+                                          std::move(base), std::move(exponent));
+  if (!checkHeight(*pow, {l, r}))
+    return nullptr;
+  return pow;
 }
 
 /// postfix = primary { "(" [args] ")" | "." IDENT | "[" ... "]" } ;
@@ -667,7 +696,13 @@ ExprPtr Parser::parsePostfix() {
       if (!parseArgs(args, TokenKind::r_paren))
         return nullptr;
       llvm::SMLoc loc = expr->getLoc();
+      unsigned height = expr->height;
+      for (const Arg &arg : args)
+        height = std::max(height, arg.value->height);
       expr = std::make_unique<CallExpr>(loc, std::move(expr), std::move(args));
+      expr->height = height;
+      if (!checkHeight(*expr, {}))
+        return nullptr;
     } else if (at(TokenKind::dot)) {
       advance();
       if (!at(TokenKind::identifier)) {
@@ -677,7 +712,11 @@ ExprPtr Parser::parsePostfix() {
       Ident attr{tok().text.str(), tok().loc};
       advance();
       llvm::SMLoc loc = expr->getLoc();
+      unsigned height = expr->height;
       expr = std::make_unique<AttrExpr>(loc, std::move(expr), std::move(attr));
+      expr->height = height;
+      if (!checkHeight(*expr, {}))
+        return nullptr;
     } else if (at(TokenKind::l_square)) {
       llvm::SMLoc loc = tok().loc;
       // Skip the balanced subscript; semantic analysis rejects it.
@@ -691,7 +730,11 @@ ExprPtr Parser::parsePostfix() {
           break;
         advance();
       } while (depth != 0);
+      unsigned height = expr->height;
       expr = std::make_unique<SubscriptExpr>(loc, std::move(expr));
+      expr->height = height;
+      if (!checkHeight(*expr, {}))
+        return nullptr;
     } else {
       break;
     }
@@ -798,9 +841,12 @@ ExprPtr Parser::parseBracket() {
     }
     if (!expect(TokenKind::r_square, "to close the comprehension"))
       return nullptr;
-    return std::make_unique<ComprehensionExpr>(loc, std::move(first),
-                                               std::move(vars),
-                                               std::move(source));
+    const Expr *element = first.get(), *src = source.get();
+    auto comp = std::make_unique<ComprehensionExpr>(
+        loc, std::move(first), std::move(vars), std::move(source));
+    if (!checkHeight(*comp, {element, src}))
+      return nullptr;
+    return comp;
   }
   elements.push_back(std::move(first));
   while (consumeIf(TokenKind::comma)) {
@@ -813,7 +859,14 @@ ExprPtr Parser::parseBracket() {
   }
   if (!expect(TokenKind::r_square, "to close the list"))
     return nullptr;
-  return std::make_unique<ListExpr>(loc, std::move(elements));
+  unsigned height = 0;
+  for (const ExprPtr &e : elements)
+    height = std::max(height, e->height);
+  auto list = std::make_unique<ListExpr>(loc, std::move(elements));
+  list->height = height;
+  if (!checkHeight(*list, {}))
+    return nullptr;
+  return list;
 }
 
 /// dict = "{" [STRING ":" expr {"," STRING ":" expr} [","]] "}" ;
@@ -840,7 +893,14 @@ ExprPtr Parser::parseDict() {
   }
   if (!expect(TokenKind::r_brace, "to close the dictionary"))
     return nullptr;
-  return std::make_unique<DictExpr>(loc, std::move(entries));
+  unsigned height = 0;
+  for (const DictExpr::Entry &e : entries)
+    height = std::max(height, e.value->height);
+  auto dict = std::make_unique<DictExpr>(loc, std::move(entries));
+  dict->height = height;
+  if (!checkHeight(*dict, {}))
+    return nullptr;
+  return dict;
 }
 
 /// args = arg {"," arg} [","] ;  arg = [IDENT "="] expr ;

@@ -57,6 +57,9 @@ public:
 
   /// The type semantic analysis inferred, if it got that far.
   std::optional<ValueType> type;
+  /// Height of the expression tree rooted here (a leaf is 1). The parser
+  /// bounds it, so every recursive walk over expressions is bounded too.
+  unsigned height = 1;
 
 private:
   Kind kind;

@@ -21,6 +21,8 @@ struct FrontendLimits {
   static constexpr unsigned maxIndentLevels = 32;
   static constexpr unsigned maxBracketDepth = 64;
   static constexpr unsigned maxExprDepth = 128;
+  /// Bound on the height of any expression tree, flat chains included.
+  static constexpr unsigned maxExprHeight = 256;
 };
 
 /// Splits one buffer into tokens, Python style: NEWLINE ends a logical line,

@@ -11,6 +11,7 @@
 #include "gnnc/Frontend/Diagnostics.h"
 #include "gnnc/Frontend/Token.h"
 
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -61,6 +62,7 @@ private:
   ExprPtr parseBracket();
   ExprPtr parseDict();
   bool parseArgs(std::vector<Arg> &args, TokenKind close);
+  bool checkHeight(Expr &node, std::initializer_list<const Expr *> kids);
 
   std::vector<Token> tokens;
   size_t pos = 0;
