@@ -567,9 +567,10 @@ struct DepthGuard {
 
 /// Sets the height of a freshly built node from its children and reports
 /// a tree that is too deep (a long chain such as `a + a + ... + a` grows the
-/// tree without recursing in the parser).
+/// tree without recursing in the parser). With no `kids`, `node.height`
+/// already holds the tallest child's height.
 bool Parser::checkHeight(Expr &node, std::initializer_list<const Expr *> kids) {
-  unsigned height = 0;
+  unsigned height = kids.size() == 0 ? node.height : 0;
   for (const Expr *kid : kids)
     if (kid)
       height = std::max(height, kid->height);
