@@ -385,11 +385,16 @@ void Checker::checkHyperParams(DefInfo &info) {
 void Checker::checkParams(Definition &def) {
   for (ParamDecl &param : def.params) {
     std::optional<ValueType> type = resolveType(param.type, "");
-    if (!type)
-      continue;
-    if (type->kind != ValueType::Kind::Tensor || !isFloatElem(type->elem)) {
+    if (type && (type->kind != ValueType::Kind::Tensor ||
+                 !isFloatElem(type->elem))) {
       error(param.type.loc, DiagID::err_param_not_float, param.name.name,
             type->str());
+      type.reset();
+    }
+    if (!type) {
+      // Declared anyway, as an error value, so uses stay quiet.
+      declare(param.name.name, Binding::Kind::Param, ValueType::error(),
+              param.name.loc);
       continue;
     }
     if (!param.init.name.empty()) {
@@ -759,6 +764,11 @@ void Checker::checkAttrAssign(AttrAssignStmt &stmt) {
           stmt.object.name, stmt.attr.name);
     return;
   }
+  AttrTables &tables = attrs(vertex->graphKey);
+  auto &table = vertex->side == Domain::Dst ? tables.dst : tables.src;
+  // A bad value still defines the attribute (as an error value), so later
+  // reads do not add "no attribute" errors to the real one.
+  table[stmt.attr.name] = AttrInfo{ValueType::error(), stmt.attr.loc};
   if (t.isError())
     return;
   if (!t.isTensor()) {
@@ -773,8 +783,6 @@ void Checker::checkAttrAssign(AttrAssignStmt &stmt) {
   }
   ValueType row = concretize(t);
   row.domain = Domain::Dense;
-  AttrTables &tables = attrs(vertex->graphKey);
-  auto &table = vertex->side == Domain::Dst ? tables.dst : tables.src;
   table[stmt.attr.name] = AttrInfo{row, stmt.attr.loc};
 }
 
@@ -1182,7 +1190,17 @@ ValueType Checker::checkAttr(AttrExpr &expr) {
       return ValueType::error();
     }
     ValueType t = it->second.type;
+    if (t.isError())
+      return t;
     t.domain = base.side;
+    // On a homogeneous graph a neighbour can sit on the loop vertex's side
+    // (`u` in `v.innbs` of a source loop). Its value differs per edge, so it
+    // is per-edge from the start rather than confusable with `v`'s.
+    if (vertex && vertex->var != baseName && base.side == vertex->side &&
+        !comprehensions.empty()) {
+      t.domain = Domain::Edge;
+      t.direction = comprehensions.back();
+    }
     return t;
   }
   case ValueType::Kind::EdgeVar: {
@@ -1391,7 +1409,12 @@ ValueType Checker::elementwise(const ValueType &a, const ValueType &b,
     }
   }
   ValueType result = ValueType::tensor(elem, std::move(shape), domain);
-  result.direction = a.domain == Domain::Edge ? a.direction : b.direction;
+  if (a.domain == Domain::Edge)
+    result.direction = a.direction;
+  else if (b.domain == Domain::Edge)
+    result.direction = b.direction;
+  else if (!comprehensions.empty())
+    result.direction = comprehensions.back(); // a source meets a destination
   return result;
 }
 
@@ -2168,6 +2191,24 @@ ValueType Checker::checkLayerCall(CallExpr &call, const ValueType &layer) {
         got.graphKind == GraphKind::Graph) {
       subst[sym::NSrc] = Dim::symbol(sym::N);
       subst[sym::NDst] = Dim::symbol(sym::N);
+    }
+  }
+  // A layer without a graph argument (an MLP, say) has no graph sizes of
+  // its own: a size symbol that is a whole dimension of an argument takes
+  // the caller's dimension there, so `mlp(g.sum_nodes(h))` has N = B.
+  bool hasGraphArg = llvm::any_of(callee.argTypes, [](const ValueType &t) {
+    return t.kind == ValueType::Kind::Graph;
+  });
+  if (!hasGraphArg) {
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      const ValueType &want = callee.argTypes[i];
+      const ValueType &got = *call.args[i].value->type;
+      if (!got.isTensor() || got.shape.size() != want.shape.size())
+        continue;
+      for (size_t d = 0; d < want.shape.size(); ++d)
+        for (const char *size : {sym::N, sym::NSrc, sym::NDst, sym::E, sym::B})
+          if (want.shape[d] == Dim::symbol(size) && !subst.count(size))
+            subst[size] = got.shape[d];
     }
   }
   auto substitute = [&](const ValueType &t) -> std::optional<ValueType> {

@@ -10,6 +10,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 using namespace gnnc;
 
@@ -263,6 +265,17 @@ ValueType ValueType::ofKind(Kind kind) {
   return t;
 }
 
+/// The shortest decimal spelling that reads back as the same double.
+static std::string formatDouble(double value) {
+  char buf[32];
+  for (int precision = 1; precision <= 17; ++precision) {
+    snprintf(buf, sizeof(buf), "%.*g", precision, value);
+    if (std::strtod(buf, nullptr) == value)
+      break;
+  }
+  return buf;
+}
+
 std::string ValueType::shapeStr() const {
   std::string out = getElemTypeName(elem).str();
   if (shape.empty())
@@ -286,7 +299,7 @@ std::string ValueType::str() const {
     if (intValue)
       out += " = " + intValue->str();
     else if (floatValue)
-      out += " = " + llvm::formatv("{0}", *floatValue).str();
+      out += " = " + formatDouble(*floatValue);
     if (domain == Domain::Edge)
       out += direction == Direction::In ? " per-edge(in)" : " per-edge(out)";
     else if (domain != Domain::Dense)
