@@ -4,7 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gnnc/Conversion/ASTToGNN/MLIRGen.h"
 #include "gnnc/Frontend/Frontend.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Diagnostics.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -18,7 +23,7 @@
 using namespace gnnc;
 
 namespace {
-enum class EmitKind { Tokens, AST };
+enum class EmitKind { Tokens, AST, MLIR };
 
 llvm::cl::OptionCategory gnncCategory("gnnc options");
 
@@ -37,8 +42,25 @@ llvm::cl::opt<EmitKind> emitKind(
     llvm::cl::values(
         clEnumValN(EmitKind::Tokens, "tokens", "the token stream"),
         clEnumValN(EmitKind::AST, "ast",
-                   "the checked AST with locations and types")),
+                   "the checked AST with locations and types"),
+        clEnumValN(EmitKind::MLIR, "mlir",
+                   "the gnn dialect, before any optimisation")),
     llvm::cl::cat(gnncCategory));
+
+llvm::cl::list<std::string>
+    defines("define",
+            llvm::cl::desc("Value of a hyper-parameter of the top-level "
+                           "layers and models"),
+            llvm::cl::value_desc("name=value"), llvm::cl::ZeroOrMore,
+            llvm::cl::cat(gnncCategory));
+llvm::cl::alias definesShort("D", llvm::cl::desc("Alias for --define"),
+                             llvm::cl::aliasopt(defines),
+                             llvm::cl::cat(gnncCategory));
+
+llvm::cl::opt<std::string>
+    entry("entry",
+          llvm::cl::desc("Emit only this layer or model (and what it uses)"),
+          llvm::cl::value_desc("name"), llvm::cl::cat(gnncCategory));
 } // namespace
 
 static void printVersion(llvm::raw_ostream &os) {
@@ -61,6 +83,8 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::cl::HideUnrelatedOptions(gnncCategory);
   llvm::cl::SetVersionPrinter(printVersion);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "gnnc: a compiler for node-centric graph neural networks\n");
 
@@ -82,6 +106,27 @@ int main(int argc, char **argv) {
   if (!result.success)
     return 1;
 
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> mlirModule;
+  if (emitKind == EmitKind::MLIR) {
+    MLIRGenOptions options;
+    options.entry = entry;
+    for (const std::string &define : defines) {
+      auto [name, value] = llvm::StringRef(define).split('=');
+      double number;
+      if (name.empty() || value.trim().getAsDouble(number)) {
+        diags.reportFile(inputFile, DiagID::err_bad_define, define);
+        return 1;
+      }
+      options.defines[name.trim().str()] = number;
+    }
+    // MLIR's own diagnostics (verifier failures) print with carets too.
+    mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    mlirModule = mlirGen(context, *result.module, diags, options);
+    if (!mlirModule)
+      return 1;
+  }
+
   std::error_code ec;
   llvm::ToolOutputFile output(outputFile, ec, llvm::sys::fs::OF_Text);
   if (ec) {
@@ -91,8 +136,10 @@ int main(int argc, char **argv) {
   }
   if (emitKind == EmitKind::Tokens)
     printTokens(result.tokens, sourceMgr, output.os());
-  else
+  else if (emitKind == EmitKind::AST)
     dumpAST(*result.module, sourceMgr, output.os());
+  else
+    mlirModule->print(output.os());
   output.os().flush();
   if (output.os().has_error()) {
     llvm::WithColor::error(llvm::errs(), outputFile)

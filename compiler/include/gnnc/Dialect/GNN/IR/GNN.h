@@ -1,0 +1,41 @@
+//===- GNN.h - The gnn dialect ----------------------------------*- C++ -*-===//
+//
+// Part of gnnc. Include this header for the dialect, its types and its ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNNC_DIALECT_GNN_IR_GNN_H
+#define GNNC_DIALECT_GNN_IR_GNN_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "gnnc/Dialect/GNN/IR/GNNEnums.h.inc"
+
+#include "gnnc/Dialect/GNN/IR/GNNDialect.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "gnnc/Dialect/GNN/IR/GNNAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "gnnc/Dialect/GNN/IR/GNNTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "gnnc/Dialect/GNN/IR/GNNOps.h.inc"
+
+namespace gnnc::gnn {
+/// The argument attribute that marks a function argument as a parameter;
+/// its value is the parameter's path, e.g. "conv1.W".
+constexpr llvm::StringLiteral kParamAttrName = "gnn.param";
+/// The argument attribute naming a parameter's initialiser.
+constexpr llvm::StringLiteral kInitAttrName = "gnn.init";
+/// Function attribute: "layer" or "model".
+constexpr llvm::StringLiteral kKindAttrName = "gnn.kind";
+} // namespace gnnc::gnn
+
+#endif // GNNC_DIALECT_GNN_IR_GNN_H

@@ -1,0 +1,404 @@
+//===- GNNOps.td - Operations of the gnn dialect -----------*- tablegen -*-===//
+//
+// Part of gnnc.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNNC_DIALECT_GNN_IR_GNNOPS_TD
+#define GNNC_DIALECT_GNN_IR_GNNOPS_TD
+
+include "gnnc/Dialect/GNN/IR/GNNTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+class GNN_Op<string mnemonic, list<Trait> traits = []>
+    : Op<GNN_Dialect, mnemonic, !listconcat([Pure], traits)>;
+
+def GNN_AnyTensor : Type<CPred<"::llvm::isa<::gnnc::gnn::DomainTensorType>($_self)">,
+                         "gnn tensor", "::gnnc::gnn::DomainTensorType">;
+def GNN_Graph : Type<CPred<"::llvm::isa<::gnnc::gnn::GraphType>($_self)">,
+                     "gnn graph", "::gnnc::gnn::GraphType">;
+
+//===----------------------------------------------------------------------===//
+// Graph facts
+//===----------------------------------------------------------------------===//
+
+def GNN_InDegreeOp : GNN_Op<"in_degree"> {
+  let summary = "number of in-edges of every destination vertex";
+  let description = [{
+    Returns a dense `[N_dst]` tensor of floats: the in-degree of each
+    destination vertex (multi-edges count once each, self-loops once).
+
+    ```mlir
+    %deg = gnn.in_degree %g : !gnn.graph<graph> -> !gnn.tensor<dense, ?xf32>
+    ```
+  }];
+  let arguments = (ins GNN_Graph:$graph);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = "$graph attr-dict `:` type($graph) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def GNN_OutDegreeOp : GNN_Op<"out_degree"> {
+  let summary = "number of out-edges of every source vertex";
+  let description = [{
+    Returns a dense `[N_src]` tensor of floats.
+
+    ```mlir
+    %deg = gnn.out_degree %g : !gnn.graph<graph> -> !gnn.tensor<dense, ?xf32>
+    ```
+  }];
+  let arguments = (ins GNN_Graph:$graph);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = "$graph attr-dict `:` type($graph) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def GNN_NumVerticesOp : GNN_Op<"num_vertices"> {
+  let summary = "number of vertices (destinations on a block)";
+  let description = [{
+    ```mlir
+    %n = gnn.num_vertices %g : !gnn.graph<graph> -> !gnn.tensor<dense, i64>
+    ```
+  }];
+  let arguments = (ins GNN_Graph:$graph);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = "$graph attr-dict `:` type($graph) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def GNN_NumEdgesOp : GNN_Op<"num_edges"> {
+  let summary = "number of edges";
+  let description = [{
+    ```mlir
+    %e = gnn.num_edges %g : !gnn.graph<graph> -> !gnn.tensor<dense, i64>
+    ```
+  }];
+  let arguments = (ins GNN_Graph:$graph);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = "$graph attr-dict `:` type($graph) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def GNN_RelationOp : GNN_Op<"relation"> {
+  let summary = "one relation of a heterogeneous graph";
+  let description = [{
+    The edges of one relation, as a homogeneous graph over the same
+    vertices.
+
+    ```mlir
+    %r = gnn.relation %g "cites" : !gnn.graph<hetero> -> !gnn.graph<graph>
+    ```
+  }];
+  let arguments = (ins GNN_Graph:$graph, StrAttr:$name);
+  let results = (outs GNN_Graph:$result);
+  let assemblyFormat = "$graph $name attr-dict `:` type($graph) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Moving between domains
+//===----------------------------------------------------------------------===//
+
+def GNN_AttachOp : GNN_Op<"attach"> {
+  let summary = "view a dense tensor as per-vertex or per-edge rows";
+  let description = [{
+    The rows of a dense `[N, ...]` tensor become the attribute of the
+    source vertices, the destination vertices or the edges (edge ids in
+    `edge_index` order). No data moves.
+
+    ```mlir
+    %h = gnn.attach %g, %x : !gnn.graph<graph>, !gnn.tensor<dense, ?x16xf32> -> !gnn.tensor<src, 16xf32>
+    ```
+  }];
+  let arguments = (ins GNN_Graph:$graph, GNN_AnyTensor:$input);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = [{
+    $graph `,` $input attr-dict `:` type($graph) `,` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def GNN_CollectOp : GNN_Op<"collect"> {
+  let summary = "view per-vertex rows as a dense tensor";
+  let description = [{
+    The inverse of `gnn.attach` for vertices: `[v.h for v in g.dst_vertex]`.
+
+    ```mlir
+    %d = gnn.collect %g, %h : !gnn.graph<graph>, !gnn.tensor<dst, 16xf32> -> !gnn.tensor<dense, ?x16xf32>
+    ```
+  }];
+  let arguments = (ins GNN_Graph:$graph, GNN_AnyTensor:$input);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = [{
+    $graph `,` $input attr-dict `:` type($graph) `,` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def GNN_SplatOp : GNN_Op<"splat"> {
+  let summary = "the same row for every vertex or edge";
+  let description = [{
+    Broadcasts a dense tensor (without a vertex axis) to every source
+    vertex, destination vertex or edge, e.g. `v.h = b` or `[1.0 for u in
+    v.innbs]`.
+
+    ```mlir
+    %b = gnn.splat %g, %bias : !gnn.graph<graph>, !gnn.tensor<dense, 16xf32> -> !gnn.tensor<dst, 16xf32>
+    ```
+  }];
+  let arguments = (ins GNN_Graph:$graph, GNN_AnyTensor:$input);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = [{
+    $graph `,` $input attr-dict `:` type($graph) `,` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def GNN_GatherOp : GNN_Op<"gather"> {
+  let summary = "read a vertex value along every edge";
+  let description = [{
+    For every edge, the row of its source (operand domain `src`) or of its
+    destination (operand domain `dst`). This is `u.h` and `v.h` inside a
+    neighbour-list comprehension.
+
+    ```mlir
+    %m = gnn.gather %g, %h : !gnn.graph<graph>, !gnn.tensor<src, 16xf32> -> !gnn.tensor<edge, 16xf32>
+    ```
+  }];
+  let arguments = (ins GNN_Graph:$graph, GNN_AnyTensor:$input);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = [{
+    $graph `,` $input attr-dict `:` type($graph) `,` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def GNN_ScatterOp : GNN_Op<"scatter"> {
+  let summary = "reduce edge values onto vertices";
+  let description = [{
+    Reduces the rows of an edge tensor grouped by destination (result
+    domain `dst`: `g.sum([...] for u in v.innbs)`) or by source (result
+    domain `src`: over out-edges). `sum` of an empty group is 0, and so are
+    `mean`, `max` and `min` (as in PyG). Ties in `max`/`min` go to the
+    first edge in CSR order.
+
+    ```mlir
+    %s = gnn.scatter sum %g, %m : !gnn.graph<graph>, !gnn.tensor<edge, 16xf32> -> !gnn.tensor<dst, 16xf32>
+    ```
+  }];
+  let arguments = (ins GNN_ReduceFnAttr:$fn, GNN_Graph:$graph,
+                       GNN_AnyTensor:$input);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = [{
+    $fn $graph `,` $input attr-dict `:` type($graph) `,` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def GNN_EdgeSoftmaxOp : GNN_Op<"edge_softmax"> {
+  let summary = "softmax over each vertex's edges";
+  let description = [{
+    Normalises the rows of an edge tensor, elementwise, over the in-edges of
+    each destination (`by = dst`) or the out-edges of each source
+    (`by = src`): `exp(x - max) / sum(exp(x - max))`.
+
+    ```mlir
+    %a = gnn.edge_softmax %g, %e {by = #gnn<domain dst>} : !gnn.graph<graph>, !gnn.tensor<edge, 8x1xf32> -> !gnn.tensor<edge, 8x1xf32>
+    ```
+  }];
+  let arguments = (ins GNN_Graph:$graph, GNN_AnyTensor:$input,
+                       GNN_DomainAttr:$by);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = [{
+    $graph `,` $input attr-dict `:` type($graph) `,` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def GNN_ReadoutOp : GNN_Op<"readout"> {
+  let summary = "per-graph reduction over the vertices of a batched graph";
+  let description = [{
+    `g.sum_nodes`, `g.avg_nodes`, `g.max_nodes`: reduces a dense `[N, ...]`
+    tensor to `[B, ...]`, one row per graph. Empty graphs give 0.
+
+    ```mlir
+    %r = gnn.readout mean %g, %x : !gnn.graph<batched>, !gnn.tensor<dense, ?x16xf32> -> !gnn.tensor<dense, ?x16xf32>
+    ```
+  }];
+  let arguments = (ins GNN_ReduceFnAttr:$fn, GNN_Graph:$graph,
+                       GNN_AnyTensor:$input);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = [{
+    $fn $graph `,` $input attr-dict `:` type($graph) `,` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise maths (any domain)
+//===----------------------------------------------------------------------===//
+
+def GNN_ConstantOp : GNN_Op<"constant", [ConstantLike]> {
+  let summary = "a scalar constant";
+  let description = [{
+    ```mlir
+    %c = gnn.constant 1.0 : !gnn.tensor<dense, f32>
+    ```
+  }];
+  let arguments = (ins F64Attr:$value);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def GNN_UnaryOp : GNN_Op<"unary", [SameOperandsAndResultType]> {
+  let summary = "elementwise function";
+  let description = [{
+    `neg exp log sqrt rsqrt abs relu sigmoid tanh gelu` and, with
+    `alpha`, `elu` (alpha) and `leaky_relu` (negative slope). `gelu` is the
+    exact (erf) form.
+
+    ```mlir
+    %y = gnn.unary leaky_relu %x {alpha = 2.000000e-01 : f64} : !gnn.tensor<edge, 8x1xf32>
+    ```
+  }];
+  let arguments = (ins GNN_UnaryFnAttr:$fn, GNN_AnyTensor:$input,
+                       OptionalAttr<F64Attr>:$alpha);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = "$fn $input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def GNN_BinaryOp : GNN_Op<"binary"> {
+  let summary = "elementwise function of two tensors, with broadcasting";
+  let description = [{
+    `add sub mul div max min pow`, NumPy broadcasting on the (row) shapes.
+    The domains must be equal, or one operand is a dense tensor without a
+    vertex axis, broadcast to every row.
+
+    ```mlir
+    %z = gnn.binary mul %a, %m : !gnn.tensor<edge, 8x1xf32>, !gnn.tensor<edge, 8x8xf32> -> !gnn.tensor<edge, 8x8xf32>
+    ```
+  }];
+  let arguments = (ins GNN_BinaryFnAttr:$fn, GNN_AnyTensor:$lhs,
+                       GNN_AnyTensor:$rhs);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = [{
+    $fn $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Dense operations (on the row shape for vertex and edge tensors)
+//===----------------------------------------------------------------------===//
+
+def GNN_MatmulOp : GNN_Op<"matmul"> {
+  let summary = "[..., k] x [k, n] -> [..., n]";
+  let description = [{
+    The right operand is a dense matrix; the left one may be in any domain
+    (then each row is multiplied).
+
+    ```mlir
+    %h = gnn.matmul %x, %W : !gnn.tensor<dense, ?x1433xf32>, !gnn.tensor<dense, 1433x16xf32> -> !gnn.tensor<dense, ?x16xf32>
+    ```
+  }];
+  let arguments = (ins GNN_AnyTensor:$lhs, GNN_AnyTensor:$rhs);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def GNN_ReshapeOp : GNN_Op<"reshape"> {
+  let summary = "same elements, new shape";
+  let description = [{
+    ```mlir
+    %h = gnn.reshape %x : !gnn.tensor<dense, ?x64xf32> -> !gnn.tensor<dense, ?x8x8xf32>
+    ```
+  }];
+  let arguments = (ins GNN_AnyTensor:$input);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def GNN_ReduceOp : GNN_Op<"reduce"> {
+  let summary = "reduction over one axis, or over all axes";
+  let description = [{
+    ```mlir
+    %s = gnn.reduce sum %x {axis = 2 : i64, keepdims} : !gnn.tensor<dense, ?x8x8xf32> -> !gnn.tensor<dense, ?x8x1xf32>
+    ```
+  }];
+  let arguments = (ins GNN_ReduceFnAttr:$fn, GNN_AnyTensor:$input,
+                       OptionalAttr<I64Attr>:$axis, UnitAttr:$keepdims);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = "$fn $input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def GNN_SoftmaxOp : GNN_Op<"softmax", [SameOperandsAndResultType]> {
+  let summary = "softmax (or log-softmax) over one feature axis";
+  let description = [{
+    ```mlir
+    %p = gnn.softmax %x {axis = 1 : i64, log} : !gnn.tensor<dense, ?x7xf32>
+    ```
+  }];
+  let arguments = (ins GNN_AnyTensor:$input, I64Attr:$axis, UnitAttr:$log);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def GNN_ConcatOp : GNN_Op<"concat"> {
+  let summary = "concatenation along one axis";
+  let description = [{
+    ```mlir
+    %c = gnn.concat %a, %b {axis = 1 : i64} : !gnn.tensor<dense, ?x8xf32>, !gnn.tensor<dense, ?x8xf32> -> !gnn.tensor<dense, ?x16xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<GNN_AnyTensor>:$inputs, I64Attr:$axis);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` type($inputs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def GNN_TransposeOp : GNN_Op<"transpose"> {
+  let summary = "swap the two axes of a matrix";
+  let description = [{
+    ```mlir
+    %t = gnn.transpose %w : !gnn.tensor<dense, 4x8xf32> -> !gnn.tensor<dense, 8x4xf32>
+    ```
+  }];
+  let arguments = (ins GNN_AnyTensor:$input);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def GNN_DropoutOp : GNN_Op<"dropout", [SameOperandsAndResultType]> {
+  let summary = "inverted dropout with an explicit seed";
+  let description = [{
+    In training, zeroes each element with probability `p` and scales the
+    others by `1 / (1 - p)`; the mask is a counter-based hash of
+    (`seed`, row, element), so recomputing it gives the same mask. In
+    inference it is the identity.
+
+    ```mlir
+    %d = gnn.dropout %x {p = 5.000000e-01 : f64, seed = 7 : i64} : !gnn.tensor<dense, ?x16xf32>
+    ```
+  }];
+  let arguments = (ins GNN_AnyTensor:$input, F64Attr:$p, I64Attr:$seed);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+#endif // GNNC_DIALECT_GNN_IR_GNNOPS_TD

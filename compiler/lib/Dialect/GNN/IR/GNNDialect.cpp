@@ -1,0 +1,535 @@
+//===- GNNDialect.cpp - The gnn dialect -----------------------------------===//
+//
+// Part of gnnc. Types, verifiers and folders of the gnn dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gnnc/Dialect/GNN/IR/GNN.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace gnnc::gnn;
+
+#include "gnnc/Dialect/GNN/IR/GNNDialect.cpp.inc"
+#include "gnnc/Dialect/GNN/IR/GNNEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "gnnc/Dialect/GNN/IR/GNNAttrs.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "gnnc/Dialect/GNN/IR/GNNTypes.cpp.inc"
+
+void GNNDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "gnnc/Dialect/GNN/IR/GNNTypes.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "gnnc/Dialect/GNN/IR/GNNAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "gnnc/Dialect/GNN/IR/GNNOps.cpp.inc"
+      >();
+}
+
+Operation *GNNDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                           Type type, Location loc) {
+  auto floatAttr = dyn_cast<FloatAttr>(value);
+  auto tensorType = dyn_cast<DomainTensorType>(type);
+  if (!floatAttr || !tensorType)
+    return nullptr;
+  return builder.create<ConstantOp>(loc, tensorType,
+                                    builder.getF64FloatAttr(
+                                        floatAttr.getValueAsDouble()));
+}
+
+//===----------------------------------------------------------------------===//
+// DomainTensorType
+//===----------------------------------------------------------------------===//
+
+/// `!gnn.tensor<domain, 8x?x16xf32>` or `!gnn.tensor<dst, f32>`.
+Type DomainTensorType::parse(AsmParser &parser) {
+  std::string keyword;
+  SmallVector<int64_t> shape;
+  Type elementType;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseLess() || parser.parseKeywordOrString(&keyword) ||
+      parser.parseComma() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/true,
+                                /*withTrailingX=*/true) ||
+      parser.parseType(elementType) || parser.parseGreater())
+    return {};
+  std::optional<Domain> domain = symbolizeDomain(keyword);
+  if (!domain) {
+    parser.emitError(loc, "unknown domain '")
+        << keyword << "'; expected dense, src, dst or edge";
+    return {};
+  }
+  return parser.getChecked<DomainTensorType>(parser.getContext(), *domain, shape,
+                                       elementType);
+}
+
+void DomainTensorType::print(AsmPrinter &printer) const {
+  printer << "<" << stringifyDomain(getDomain()) << ", ";
+  for (int64_t dim : getShape()) {
+    if (ShapedType::isDynamic(dim))
+      printer << "?";
+    else
+      printer << dim;
+    printer << "x";
+  }
+  printer << getElementType() << ">";
+}
+
+LogicalResult
+DomainTensorType::verify(llvm::function_ref<InFlightDiagnostic()> emitError,
+                   Domain domain, ArrayRef<int64_t> shape, Type elementType) {
+  if (!elementType.isIntOrFloat())
+    return emitError() << "element type must be an integer or float, got "
+                       << elementType;
+  for (int64_t dim : shape) {
+    if (ShapedType::isDynamic(dim)) {
+      if (domain != Domain::dense)
+        return emitError() << "the row shape of a " << stringifyDomain(domain)
+                           << " tensor must be static";
+      continue;
+    }
+    if (dim <= 0)
+      return emitError() << "dimensions must be positive, got " << dim;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Verifier helpers
+//===----------------------------------------------------------------------===//
+
+static bool dimsCompatible(int64_t a, int64_t b) {
+  return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
+}
+
+static bool shapesCompatible(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  if (a.size() != b.size())
+    return false;
+  for (auto [x, y] : llvm::zip(a, b))
+    if (!dimsCompatible(x, y))
+      return false;
+  return true;
+}
+
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    out += i ? ", " : "";
+    out += ShapedType::isDynamic(shape[i]) ? "?" : std::to_string(shape[i]);
+  }
+  return out + "]";
+}
+
+static DomainTensorType tensorOf(Value v) { return cast<DomainTensorType>(v.getType()); }
+
+/// The operand and the result have the same element type.
+static LogicalResult sameElement(Operation *op, DomainTensorType a, DomainTensorType b) {
+  if (a.getElementType() != b.getElementType())
+    return op->emitOpError("element types differ: ")
+           << a.getElementType() << " vs " << b.getElementType();
+  return success();
+}
+
+static LogicalResult expectDomain(Operation *op, DomainTensorType t,
+                                  ArrayRef<Domain> allowed, StringRef what) {
+  if (llvm::is_contained(allowed, t.getDomain()))
+    return success();
+  return op->emitOpError() << what << " must be in domain "
+                           << llvm::join(llvm::map_range(allowed,
+                                                         [](Domain d) {
+                                                           return stringifyDomain(
+                                                               d);
+                                                         }),
+                                         " or ")
+                           << ", got " << stringifyDomain(t.getDomain());
+}
+
+static LogicalResult expectFloat(Operation *op, DomainTensorType t) {
+  if (isa<FloatType>(t.getElementType()))
+    return success();
+  return op->emitOpError("needs a floating-point tensor, got ")
+         << t.getElementType();
+}
+
+//===----------------------------------------------------------------------===//
+// Graph facts
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyDegree(Operation *op, DomainTensorType result) {
+  if (result.getDomain() != Domain::dense || result.getRank() != 1 ||
+      !isa<FloatType>(result.getElementType()))
+    return op->emitOpError("result must be a dense rank-1 float tensor");
+  return success();
+}
+
+LogicalResult InDegreeOp::verify() {
+  if (getGraph().getType().getKind() == GraphKind::hetero)
+    return emitOpError("needs one relation of a hetero graph");
+  return verifyDegree(*this, tensorOf(getResult()));
+}
+
+LogicalResult OutDegreeOp::verify() {
+  if (getGraph().getType().getKind() == GraphKind::hetero)
+    return emitOpError("needs one relation of a hetero graph");
+  return verifyDegree(*this, tensorOf(getResult()));
+}
+
+static LogicalResult verifyCount(Operation *op, DomainTensorType result) {
+  if (result.getDomain() != Domain::dense || result.getRank() != 0 ||
+      !result.getElementType().isInteger(64))
+    return op->emitOpError("result must be a dense i64 scalar");
+  return success();
+}
+
+LogicalResult NumVerticesOp::verify() {
+  return verifyCount(*this, tensorOf(getResult()));
+}
+
+LogicalResult NumEdgesOp::verify() {
+  return verifyCount(*this, tensorOf(getResult()));
+}
+
+LogicalResult RelationOp::verify() {
+  if (getGraph().getType().getKind() != GraphKind::hetero)
+    return emitOpError("operand must be a hetero graph");
+  if (getResult().getType().getKind() != GraphKind::graph)
+    return emitOpError("result must be a homogeneous graph");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Moving between domains
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttachOp::verify() {
+  DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  if (failed(expectDomain(*this, in, {Domain::dense}, "input")) ||
+      failed(expectDomain(*this, out, {Domain::src, Domain::dst, Domain::edge},
+                          "result")) ||
+      failed(sameElement(*this, in, out)))
+    return failure();
+  if (in.getRank() < 1 ||
+      !shapesCompatible(in.getShape().drop_front(), out.getShape()))
+    return emitOpError("result rows ")
+           << shapeString(out.getShape()) << " must be the input shape "
+           << shapeString(in.getShape()) << " without its leading axis";
+  return success();
+}
+
+LogicalResult CollectOp::verify() {
+  DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  if (failed(expectDomain(*this, in, {Domain::src, Domain::dst}, "input")) ||
+      failed(expectDomain(*this, out, {Domain::dense}, "result")) ||
+      failed(sameElement(*this, in, out)))
+    return failure();
+  if (out.getRank() != in.getRank() + 1 ||
+      !shapesCompatible(out.getShape().drop_front(), in.getShape()))
+    return emitOpError("result shape ")
+           << shapeString(out.getShape())
+           << " must be a vertex axis followed by the rows "
+           << shapeString(in.getShape());
+  return success();
+}
+
+LogicalResult SplatOp::verify() {
+  DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  if (failed(expectDomain(*this, in, {Domain::dense}, "input")) ||
+      failed(expectDomain(*this, out, {Domain::src, Domain::dst, Domain::edge},
+                          "result")))
+    return failure();
+  if (in.withDomain(out.getDomain()) != out)
+    return emitOpError("result rows must be the input tensor");
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  if (failed(expectDomain(*this, in, {Domain::src, Domain::dst}, "input")) ||
+      failed(expectDomain(*this, out, {Domain::edge}, "result")))
+    return failure();
+  if (in.withDomain(Domain::edge) != out)
+    return emitOpError("result must have the input's rows and element type");
+  return success();
+}
+
+LogicalResult ScatterOp::verify() {
+  DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  if (failed(expectDomain(*this, in, {Domain::edge}, "input")) ||
+      failed(expectDomain(*this, out, {Domain::src, Domain::dst}, "result")))
+    return failure();
+  if (in.withDomain(out.getDomain()) != out)
+    return emitOpError("result must have the input's rows and element type");
+  if (getFn() != ReduceFn::sum && failed(expectFloat(*this, in)))
+    return failure();
+  return success();
+}
+
+LogicalResult EdgeSoftmaxOp::verify() {
+  DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  if (failed(expectDomain(*this, in, {Domain::edge}, "input")) ||
+      failed(expectFloat(*this, in)))
+    return failure();
+  if (in != out)
+    return emitOpError("result type must equal the input type");
+  if (getBy() != Domain::src && getBy() != Domain::dst)
+    return emitOpError("'by' must be src or dst");
+  return success();
+}
+
+LogicalResult ReadoutOp::verify() {
+  if (getGraph().getType().getKind() != GraphKind::batched)
+    return emitOpError("needs a batched graph");
+  DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  if (failed(expectDomain(*this, in, {Domain::dense}, "input")) ||
+      failed(expectDomain(*this, out, {Domain::dense}, "result")) ||
+      failed(sameElement(*this, in, out)))
+    return failure();
+  if (in.getRank() < 1 || out.getRank() != in.getRank() ||
+      !shapesCompatible(in.getShape().drop_front(),
+                        out.getShape().drop_front()))
+    return emitOpError("result must be the input with its vertex axis "
+                       "replaced by a graph axis");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise maths
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::verify() {
+  DomainTensorType t = tensorOf(getResult());
+  if (t.getDomain() != Domain::dense || t.getRank() != 0)
+    return emitOpError("result must be a dense scalar");
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }
+
+LogicalResult UnaryOp::verify() {
+  bool wantsAlpha = getFn() == UnaryFn::elu || getFn() == UnaryFn::leaky_relu;
+  if (wantsAlpha != getAlpha().has_value())
+    return emitOpError(wantsAlpha ? "'" : "'")
+           << stringifyUnaryFn(getFn())
+           << (wantsAlpha ? "' needs an alpha" : "' takes no alpha");
+  bool integerOk = getFn() == UnaryFn::neg || getFn() == UnaryFn::abs ||
+                   getFn() == UnaryFn::relu;
+  if (!integerOk && failed(expectFloat(*this, tensorOf(getInput()))))
+    return failure();
+  return success();
+}
+
+/// NumPy broadcasting of two shapes; nullopt when they do not broadcast.
+static std::optional<SmallVector<int64_t>>
+broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    int64_t r;
+    if (x == 1)
+      r = y;
+    else if (y == 1 || x == y)
+      r = x;
+    else if (ShapedType::isDynamic(x) || ShapedType::isDynamic(y))
+      r = ShapedType::isDynamic(x) ? y : x;
+    else
+      return std::nullopt;
+    out[rank - 1 - i] = r;
+  }
+  return out;
+}
+
+LogicalResult BinaryOp::verify() {
+  DomainTensorType lhs = tensorOf(getLhs()), rhs = tensorOf(getRhs()),
+             out = tensorOf(getResult());
+  if (lhs.getElementType() != rhs.getElementType() ||
+      lhs.getElementType() != out.getElementType())
+    return emitOpError("operands and result must share an element type");
+  Domain domain = lhs.getDomain();
+  if (domain == Domain::dense)
+    domain = rhs.getDomain();
+  else if (rhs.getDomain() != Domain::dense && rhs.getDomain() != domain)
+    return emitOpError("cannot combine a ")
+           << stringifyDomain(lhs.getDomain()) << " tensor with a "
+           << stringifyDomain(rhs.getDomain())
+           << " tensor; gather or scatter first";
+  if (out.getDomain() != domain)
+    return emitOpError("result domain must be ") << stringifyDomain(domain);
+  std::optional<SmallVector<int64_t>> shape =
+      broadcastShapes(lhs.getShape(), rhs.getShape());
+  if (!shape)
+    return emitOpError("shapes ")
+           << shapeString(lhs.getShape()) << " and "
+           << shapeString(rhs.getShape()) << " do not broadcast";
+  if (!shapesCompatible(*shape, out.getShape()))
+    return emitOpError("result shape must be ") << shapeString(*shape);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Dense operations
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  DomainTensorType lhs = tensorOf(getLhs()), rhs = tensorOf(getRhs()),
+             out = tensorOf(getResult());
+  if (rhs.getDomain() != Domain::dense || rhs.getRank() != 2)
+    return emitOpError("right operand must be a dense matrix");
+  if (lhs.getRank() < 1)
+    return emitOpError("left operand must have rank 1 or more");
+  if (failed(sameElement(*this, lhs, rhs)) ||
+      failed(sameElement(*this, lhs, out)) || failed(expectFloat(*this, lhs)))
+    return failure();
+  if (!dimsCompatible(lhs.getShape().back(), rhs.getShape()[0]))
+    return emitOpError("inner dimensions differ: ")
+           << shapeString(lhs.getShape()) << " x "
+           << shapeString(rhs.getShape());
+  SmallVector<int64_t> shape(lhs.getShape());
+  shape.back() = rhs.getShape()[1];
+  if (out.getDomain() != lhs.getDomain() ||
+      !shapesCompatible(shape, out.getShape()))
+    return emitOpError("result must be ")
+           << stringifyDomain(lhs.getDomain()) << " " << shapeString(shape);
+  return success();
+}
+
+/// Product of the static dimensions, and how many are dynamic.
+static std::pair<int64_t, int> staticProduct(ArrayRef<int64_t> shape) {
+  int64_t product = 1;
+  int dynamic = 0;
+  for (int64_t d : shape) {
+    if (ShapedType::isDynamic(d))
+      ++dynamic;
+    else
+      product *= d;
+  }
+  return {product, dynamic};
+}
+
+LogicalResult ReshapeOp::verify() {
+  DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  if (in.getDomain() != out.getDomain() || failed(sameElement(*this, in, out)))
+    return emitOpError("reshape keeps the domain and element type");
+  auto [inProduct, inDynamic] = staticProduct(in.getShape());
+  auto [outProduct, outDynamic] = staticProduct(out.getShape());
+  if (inDynamic == outDynamic && inDynamic <= 1 && inProduct != outProduct)
+    return emitOpError("element counts differ: ")
+           << shapeString(in.getShape()) << " -> "
+           << shapeString(out.getShape());
+  if ((inDynamic == 0) != (outDynamic == 0))
+    return emitOpError("a run-time size cannot appear or vanish");
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getResult().getType())
+    return getInput();
+  // reshape(reshape(x)) is one reshape of x.
+  if (auto inner = getInput().getDefiningOp<ReshapeOp>()) {
+    getInputMutable().assign(inner.getInput());
+    return getResult();
+  }
+  return {};
+}
+
+LogicalResult ReduceOp::verify() {
+  DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  if (in.getDomain() != out.getDomain() || failed(sameElement(*this, in, out)))
+    return emitOpError("reduce keeps the domain and element type");
+  if (getFn() == ReduceFn::mean && failed(expectFloat(*this, in)))
+    return failure();
+  SmallVector<int64_t> shape;
+  if (getAxisAttr()) {
+    int64_t axis = getAxisAttr().getInt();
+    if (axis < 0 || axis >= in.getRank())
+      return emitOpError("axis ") << axis << " is out of range";
+    shape.assign(in.getShape().begin(), in.getShape().end());
+    if (getKeepdims())
+      shape[axis] = 1;
+    else
+      shape.erase(shape.begin() + axis);
+  } else if (getKeepdims()) {
+    shape.assign(in.getRank(), 1);
+  }
+  if (!shapesCompatible(shape, out.getShape()))
+    return emitOpError("result shape must be ") << shapeString(shape);
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  DomainTensorType t = tensorOf(getInput());
+  int64_t axis = getAxisAttr().getInt();
+  if (axis < 0 || axis >= t.getRank())
+    return emitOpError("axis ") << axis << " is out of range";
+  return expectFloat(*this, t);
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one operand");
+  DomainTensorType first = tensorOf(getInputs()[0]), out = tensorOf(getResult());
+  int64_t axis = getAxisAttr().getInt();
+  if (axis < 0 || axis >= first.getRank())
+    return emitOpError("axis ") << axis << " is out of range";
+  SmallVector<int64_t> shape(first.getShape());
+  for (Value input : getInputs().drop_front()) {
+    DomainTensorType t = tensorOf(input);
+    if (t.getDomain() != first.getDomain() ||
+        t.getElementType() != first.getElementType() ||
+        t.getRank() != first.getRank())
+      return emitOpError("operands must share domain, element type and rank");
+    for (int64_t d = 0; d < t.getRank(); ++d) {
+      if (d == axis) {
+        shape[d] = ShapedType::isDynamic(shape[d]) ||
+                           ShapedType::isDynamic(t.getShape()[d])
+                       ? ShapedType::kDynamic
+                       : shape[d] + t.getShape()[d];
+      } else if (!dimsCompatible(shape[d], t.getShape()[d])) {
+        return emitOpError("operands differ outside the axis");
+      }
+    }
+  }
+  if (out.getDomain() != first.getDomain() ||
+      !shapesCompatible(shape, out.getShape()))
+    return emitOpError("result shape must be ") << shapeString(shape);
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  if (in.getRank() != 2)
+    return emitOpError("needs a matrix");
+  SmallVector<int64_t> shape{in.getShape()[1], in.getShape()[0]};
+  if (out != in.withShape(shape))
+    return emitOpError("result must be the transposed input");
+  return success();
+}
+
+LogicalResult DropoutOp::verify() {
+  double p = getP().convertToDouble();
+  if (!(p >= 0.0 && p < 1.0))
+    return emitOpError("probability must be in [0, 1), got ") << p;
+  return expectFloat(*this, tensorOf(getInput()));
+}
+
+OpFoldResult DropoutOp::fold(FoldAdaptor) {
+  if (getP().isZero())
+    return getInput();
+  return {};
+}
+
+#define GET_OP_CLASSES
+#include "gnnc/Dialect/GNN/IR/GNNOps.cpp.inc"
