@@ -91,7 +91,7 @@ std::optional<Dim> Dim::divExact(const Dim &other) const {
   const auto &[divMono, divCoeff] = *other.terms.begin();
   Dim result;
   for (const auto &[mono, coeff] : terms) {
-    if (coeff % divCoeff != 0)
+    if ((coeff == INT64_MIN && divCoeff == -1) || coeff % divCoeff != 0)
       return std::nullopt;
     Monomial rest = mono;
     for (const std::string &s : divMono) {

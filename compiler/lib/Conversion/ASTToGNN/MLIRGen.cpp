@@ -508,6 +508,9 @@ EmittedFunction *MLIRGenImpl::emitFunction(const Definition &def,
   func->setAttr(g::kKindAttrName,
                 builder.getStringAttr(def.isModel ? "model" : "layer"));
   size_t nArgs = fwd.args.size();
+  for (size_t i = 0; i < nArgs; ++i)
+    func.setArgAttr(i, g::kNameAttrName,
+                    builder.getStringAttr(fwd.args[i].name.name));
   for (size_t i = 0; i < params.size(); ++i) {
     func.setArgAttr(nArgs + i, g::kParamAttrName,
                     builder.getStringAttr(params[i].path));

@@ -34,6 +34,8 @@ namespace gnnc::gnn {
 constexpr llvm::StringLiteral kParamAttrName = "gnn.param";
 /// The argument attribute naming a parameter's initialiser.
 constexpr llvm::StringLiteral kInitAttrName = "gnn.init";
+/// The argument attribute holding a forward argument's name in the source.
+constexpr llvm::StringLiteral kNameAttrName = "gnn.name";
 /// Function attribute: "layer" or "model".
 constexpr llvm::StringLiteral kKindAttrName = "gnn.kind";
 } // namespace gnnc::gnn

@@ -1,0 +1,74 @@
+//===- Interpreter.h - Reference interpreter of the gnn dialect -*- C++ -*-===//
+//
+// Part of gnnc. Executes unfused gnn IR with plain loops, in float or double.
+// It is the oracle later passes and code generators are tested against, so
+// it is written to be obviously right, not fast.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNNC_INTERPRETER_INTERPRETER_H
+#define GNNC_INTERPRETER_INTERPRETER_H
+
+#include "gnnc/Dialect/GNN/IR/GNN.h"
+#include "gnnc/runtime/Graph.h"
+#include "gnnc/runtime/Status.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace gnnc::interp {
+
+/// A tensor value. Non-dense tensors store their vertex or edge axis first:
+/// `shape` is the full shape, `domain` says what the first axis counts.
+template <typename T> struct Tensor {
+  gnn::Domain domain = gnn::Domain::dense;
+  std::vector<int64_t> shape;
+  std::vector<T> data;
+
+  int64_t numElements() const;
+  static Tensor dense(std::vector<int64_t> shape, std::vector<T> data) {
+    return Tensor{gnn::Domain::dense, std::move(shape), std::move(data)};
+  }
+};
+
+/// A graph argument. A batched graph also says which graph each vertex
+/// belongs to; a heterogeneous graph holds one graph per relation.
+struct GraphValue {
+  gnn::GraphKind kind = gnn::GraphKind::graph;
+  std::shared_ptr<const rt::Graph> graph;
+  /// Batched graphs: graph id of every vertex, in [0, numGraphs).
+  std::vector<int64_t> graphOf;
+  int64_t numGraphs = 0;
+  /// Heterogeneous graphs: the relations, by name.
+  std::map<std::string, std::shared_ptr<const rt::Graph>> relations;
+  int64_t numVertices = 0;
+};
+
+template <typename T> using Value = std::variant<GraphValue, Tensor<T>>;
+
+struct RunOptions {
+  /// Training mode applies dropout; inference mode makes it the identity.
+  bool training = false;
+};
+
+/// Runs `function` of `module` on `args` (graphs, inputs and parameters in
+/// the function's argument order) and stores its result in `result`.
+/// Arguments are checked against the function type: element counts, static
+/// dimensions and vertex counts must agree, or an error names the argument.
+template <typename T>
+rt::Status run(mlir::ModuleOp module, llvm::StringRef function,
+               const std::vector<Value<T>> &args, Tensor<T> &result,
+               const RunOptions &options = {});
+
+/// The counter-based dropout mask: whether element `index` of the tensor
+/// dropped with `seed` is kept, for probability `p`.
+bool dropoutKeeps(int64_t seed, uint64_t index, double p);
+
+} // namespace gnnc::interp
+
+#endif // GNNC_INTERPRETER_INTERPRETER_H

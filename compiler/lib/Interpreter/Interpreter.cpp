@@ -1,0 +1,724 @@
+//===- Interpreter.cpp - Reference interpreter of the gnn dialect ---------===//
+//
+// Part of gnnc. Each op is evaluated whole, with plain loops over the
+// definition in docs/language.md; nothing is fused or clever.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gnnc/Interpreter/Interpreter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+using namespace gnnc;
+using namespace gnnc::interp;
+using gnn::Domain;
+using rt::Status;
+
+template <typename T> int64_t Tensor<T>::numElements() const {
+  return static_cast<int64_t>(data.size());
+}
+
+bool interp::dropoutKeeps(int64_t seed, uint64_t index, double p) {
+  // splitmix64 of (seed, index): a counter-based generator, so recomputing
+  // a mask never needs the mask itself.
+  uint64_t z = static_cast<uint64_t>(seed) * 0x9E3779B97F4A7C15ull + index;
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  double u = static_cast<double>(z >> 11) * 0x1.0p-53;
+  return u >= p;
+}
+
+namespace {
+
+static int64_t product(llvm::ArrayRef<int64_t> shape) {
+  return std::accumulate(shape.begin(), shape.end(), int64_t{1},
+                         std::multiplies<int64_t>());
+}
+
+static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+/// Row-major strides.
+static std::vector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+template <typename T> class Evaluator {
+public:
+  Evaluator(mlir::ModuleOp module, const RunOptions &options)
+      : module(module), options(options) {}
+
+  Status call(mlir::func::FuncOp func, const std::vector<Value<T>> &args,
+              Tensor<T> &result);
+
+private:
+  Status eval(mlir::Operation *op);
+  Status error(mlir::Operation *op, const llvm::Twine &message) {
+    std::string where;
+    if (auto loc = mlir::dyn_cast<mlir::FileLineColLoc>(op->getLoc()))
+      where = llvm::formatv("{0}:{1}:{2}: ", loc.getFilename().str(),
+                            loc.getLine(), loc.getColumn())
+                  .str();
+    return Status::error(where + op->getName().getStringRef().str() + ": " +
+                         message.str());
+  }
+
+  Tensor<T> &tensor(mlir::Value v) { return std::get<Tensor<T>>(values[v]); }
+  GraphValue &graph(mlir::Value v) { return std::get<GraphValue>(values[v]); }
+  const rt::Graph &edges(mlir::Value v) { return *graph(v).graph; }
+  int64_t countOf(const GraphValue &g, Domain d) {
+    switch (d) {
+    case Domain::src:
+      return g.graph->numSrc();
+    case Domain::dst:
+      return g.graph->numDst();
+    case Domain::edge:
+      return g.graph->numEdges();
+    case Domain::dense:
+      break;
+    }
+    return 0;
+  }
+  void set(mlir::Value v, Tensor<T> t) { values[v] = std::move(t); }
+
+  Status binary(gnn::BinaryOp op);
+  Status scatter(gnn::ScatterOp op);
+  Status edgeSoftmax(gnn::EdgeSoftmaxOp op);
+  Status reduce(gnn::ReduceOp op);
+
+  mlir::ModuleOp module;
+  const RunOptions &options;
+  llvm::DenseMap<mlir::Value, Value<T>> values;
+};
+
+/// Checks an argument against the function's declared type.
+template <typename T>
+Status checkArgument(const Value<T> &value, mlir::Type type, unsigned index) {
+  std::string what = "argument " + std::to_string(index + 1);
+  if (auto graphType = mlir::dyn_cast<gnn::GraphType>(type)) {
+    const GraphValue *g = std::get_if<GraphValue>(&value);
+    if (!g || !g->graph)
+      return Status::error(what + ": expected a graph");
+    if (g->kind != graphType.getKind())
+      return Status::error(what + ": expected a " +
+                           gnn::stringifyGraphKind(graphType.getKind()).str() +
+                           " graph");
+    return Status::success();
+  }
+  auto tensorType = mlir::cast<gnn::DomainTensorType>(type);
+  const Tensor<T> *t = std::get_if<Tensor<T>>(&value);
+  if (!t)
+    return Status::error(what + ": expected a tensor");
+  llvm::ArrayRef<int64_t> want = tensorType.getShape();
+  bool ok = t->shape.size() == want.size();
+  for (size_t i = 0; ok && i < want.size(); ++i)
+    ok = mlir::ShapedType::isDynamic(want[i]) || want[i] == t->shape[i];
+  if (!ok || product(t->shape) != t->numElements())
+    return Status::error(what + ": expected shape " +
+                         shapeString(want) + " (? is any size), got " +
+                         shapeString(t->shape));
+  return Status::success();
+}
+
+template <typename T>
+Status Evaluator<T>::call(mlir::func::FuncOp func,
+                          const std::vector<Value<T>> &args,
+                          Tensor<T> &result) {
+  mlir::Block &body = func.getBody().front();
+  if (args.size() != body.getNumArguments())
+    return Status::error(llvm::formatv("@{0} takes {1} arguments, got {2}",
+                                       func.getName(), body.getNumArguments(),
+                                       args.size())
+                             .str());
+  for (unsigned i = 0; i < args.size(); ++i) {
+    Status s = checkArgument(args[i], body.getArgument(i).getType(), i);
+    if (!s.ok()) {
+      std::string name;
+      if (auto param =
+              func.getArgAttrOfType<mlir::StringAttr>(i, gnn::kParamAttrName))
+        name = " (parameter " + param.getValue().str() + ")";
+      return Status::error("@" + func.getName().str() + name + ": " +
+                           s.message());
+    }
+    values[body.getArgument(i)] = args[i];
+  }
+  // Vertex counts must agree with dense inputs whose leading axis is ?.
+  for (mlir::Operation &op : body) {
+    if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
+      result = tensor(ret.getOperand(0));
+      return Status::success();
+    }
+    Status s = eval(&op);
+    if (!s.ok())
+      return s;
+  }
+  return Status::error("@" + func.getName().str() + " has no return");
+}
+
+template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
+  using namespace gnn;
+  // Graph facts.
+  if (auto d = mlir::dyn_cast<InDegreeOp>(op)) {
+    const rt::Graph &g = edges(d.getGraph());
+    Tensor<T> out = Tensor<T>::dense({g.numDst()}, {});
+    for (int64_t v = 0; v < g.numDst(); ++v)
+      out.data.push_back(static_cast<T>(g.inDegree(v)));
+    set(d.getResult(), std::move(out));
+    return Status::success();
+  }
+  if (auto d = mlir::dyn_cast<OutDegreeOp>(op)) {
+    const rt::Graph &g = edges(d.getGraph());
+    Tensor<T> out = Tensor<T>::dense({g.numSrc()}, {});
+    for (int64_t u = 0; u < g.numSrc(); ++u)
+      out.data.push_back(static_cast<T>(g.outDegree(u)));
+    set(d.getResult(), std::move(out));
+    return Status::success();
+  }
+  if (auto n = mlir::dyn_cast<NumVerticesOp>(op)) {
+    set(n.getResult(),
+        Tensor<T>::dense({}, {static_cast<T>(edges(n.getGraph()).numDst())}));
+    return Status::success();
+  }
+  if (auto n = mlir::dyn_cast<NumEdgesOp>(op)) {
+    set(n.getResult(),
+        Tensor<T>::dense({}, {static_cast<T>(edges(n.getGraph()).numEdges())}));
+    return Status::success();
+  }
+  if (auto r = mlir::dyn_cast<RelationOp>(op)) {
+    GraphValue &hetero = graph(r.getGraph());
+    auto it = hetero.relations.find(r.getName().str());
+    if (it == hetero.relations.end())
+      return error(op, "the graph has no relation '" + r.getName() + "'");
+    GraphValue rel;
+    rel.kind = GraphKind::graph;
+    rel.graph = it->second;
+    rel.numVertices = it->second->numDst();
+    values[r.getResult()] = rel;
+    return Status::success();
+  }
+
+  // Moving between domains.
+  if (auto a = mlir::dyn_cast<AttachOp>(op)) {
+    Tensor<T> t = tensor(a.getInput());
+    auto type = mlir::cast<DomainTensorType>(a.getResult().getType());
+    int64_t want = countOf(graph(a.getGraph()), type.getDomain());
+    if (t.shape.empty() || t.shape[0] != want)
+      return error(op, llvm::formatv("a {0} attribute needs {1} rows, got {2}",
+                                     stringifyDomain(type.getDomain()), want,
+                                     shapeString(t.shape)));
+    t.domain = type.getDomain();
+    set(a.getResult(), std::move(t));
+    return Status::success();
+  }
+  if (auto c = mlir::dyn_cast<CollectOp>(op)) {
+    Tensor<T> t = tensor(c.getInput());
+    t.domain = Domain::dense;
+    set(c.getResult(), std::move(t));
+    return Status::success();
+  }
+  if (auto s = mlir::dyn_cast<SplatOp>(op)) {
+    const Tensor<T> &row = tensor(s.getInput());
+    auto type = mlir::cast<DomainTensorType>(s.getResult().getType());
+    int64_t count = countOf(graph(s.getGraph()), type.getDomain());
+    Tensor<T> out{type.getDomain(), {count}, {}};
+    out.shape.insert(out.shape.end(), row.shape.begin(), row.shape.end());
+    for (int64_t i = 0; i < count; ++i)
+      out.data.insert(out.data.end(), row.data.begin(), row.data.end());
+    set(s.getResult(), std::move(out));
+    return Status::success();
+  }
+  if (auto gth = mlir::dyn_cast<GatherOp>(op)) {
+    const rt::Graph &g = edges(gth.getGraph());
+    const Tensor<T> &in = tensor(gth.getInput());
+    int64_t row = product(llvm::ArrayRef<int64_t>(in.shape).drop_front());
+    const std::vector<int64_t> &ends =
+        in.domain == Domain::src ? g.edgeSrc() : g.edgeDst();
+    Tensor<T> out{Domain::edge, in.shape, {}};
+    out.shape[0] = g.numEdges();
+    out.data.reserve(g.numEdges() * row);
+    for (int64_t e = 0; e < g.numEdges(); ++e)
+      out.data.insert(out.data.end(), in.data.begin() + ends[e] * row,
+                      in.data.begin() + (ends[e] + 1) * row);
+    set(gth.getResult(), std::move(out));
+    return Status::success();
+  }
+  if (auto s = mlir::dyn_cast<ScatterOp>(op))
+    return scatter(s);
+  if (auto s = mlir::dyn_cast<EdgeSoftmaxOp>(op))
+    return edgeSoftmax(s);
+  if (auto r = mlir::dyn_cast<ReadoutOp>(op)) {
+    const GraphValue &g = graph(r.getGraph());
+    const Tensor<T> &in = tensor(r.getInput());
+    int64_t row = product(llvm::ArrayRef<int64_t>(in.shape).drop_front());
+    if (static_cast<int64_t>(g.graphOf.size()) != in.shape[0])
+      return error(op, "the batch assigns " +
+                           std::to_string(g.graphOf.size()) +
+                           " vertices, the tensor has " +
+                           std::to_string(in.shape[0]));
+    Tensor<T> out = Tensor<T>::dense(in.shape, {});
+    out.shape[0] = g.numGraphs;
+    out.data.assign(g.numGraphs * row, T(0));
+    std::vector<int64_t> count(g.numGraphs, 0);
+    for (int64_t v = 0; v < in.shape[0]; ++v) {
+      int64_t b = g.graphOf[v];
+      for (int64_t j = 0; j < row; ++j) {
+        T x = in.data[v * row + j];
+        T &acc = out.data[b * row + j];
+        if (r.getFn() == ReduceFn::max)
+          acc = count[b] == 0 ? x : std::max(acc, x);
+        else
+          acc += x;
+      }
+      ++count[b];
+    }
+    if (r.getFn() == ReduceFn::mean)
+      for (int64_t b = 0; b < g.numGraphs; ++b)
+        for (int64_t j = 0; j < row && count[b]; ++j)
+          out.data[b * row + j] /= static_cast<T>(count[b]);
+    set(r.getResult(), std::move(out));
+    return Status::success();
+  }
+
+  // Elementwise maths.
+  if (auto c = mlir::dyn_cast<ConstantOp>(op)) {
+    set(c.getResult(),
+        Tensor<T>::dense({}, {static_cast<T>(c.getValue().convertToDouble())}));
+    return Status::success();
+  }
+  if (auto u = mlir::dyn_cast<UnaryOp>(op)) {
+    Tensor<T> t = tensor(u.getInput());
+    T alpha = static_cast<T>(u.getAlpha() ? u.getAlpha()->convertToDouble() : 0);
+    for (T &x : t.data) {
+      switch (u.getFn()) {
+      case UnaryFn::neg:
+        x = -x;
+        break;
+      case UnaryFn::exp:
+        x = std::exp(x);
+        break;
+      case UnaryFn::log:
+        x = std::log(x);
+        break;
+      case UnaryFn::sqrt:
+        x = std::sqrt(x);
+        break;
+      case UnaryFn::rsqrt:
+        x = T(1) / std::sqrt(x);
+        break;
+      case UnaryFn::abs:
+        x = std::abs(x);
+        break;
+      case UnaryFn::relu:
+        x = x > T(0) ? x : T(0);
+        break;
+      case UnaryFn::sigmoid:
+        x = T(1) / (T(1) + std::exp(-x));
+        break;
+      case UnaryFn::tanh:
+        x = std::tanh(x);
+        break;
+      case UnaryFn::gelu:
+        x = T(0.5) * x * (T(1) + std::erf(x / std::sqrt(T(2))));
+        break;
+      case UnaryFn::elu:
+        x = x > T(0) ? x : alpha * (std::exp(x) - T(1));
+        break;
+      case UnaryFn::leaky_relu:
+        x = x > T(0) ? x : alpha * x;
+        break;
+      }
+    }
+    set(u.getResult(), std::move(t));
+    return Status::success();
+  }
+  if (auto b = mlir::dyn_cast<BinaryOp>(op))
+    return binary(b);
+
+  // Dense operations.
+  if (auto m = mlir::dyn_cast<MatmulOp>(op)) {
+    const Tensor<T> &a = tensor(m.getLhs());
+    const Tensor<T> &w = tensor(m.getRhs());
+    int64_t k = w.shape[0], n = w.shape[1];
+    if (a.shape.back() != k)
+      return error(op, "inner dimensions differ: " + shapeString(a.shape) +
+                           " x " + shapeString(w.shape));
+    int64_t rows = a.numElements() / k;
+    Tensor<T> out{a.domain, a.shape, std::vector<T>(rows * n, T(0))};
+    out.shape.back() = n;
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t p = 0; p < k; ++p) {
+        T x = a.data[i * k + p];
+        for (int64_t j = 0; j < n; ++j)
+          out.data[i * n + j] += x * w.data[p * n + j];
+      }
+    set(m.getResult(), std::move(out));
+    return Status::success();
+  }
+  if (auto r = mlir::dyn_cast<ReshapeOp>(op)) {
+    Tensor<T> t = tensor(r.getInput());
+    auto type = mlir::cast<DomainTensorType>(r.getResult().getType());
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    int64_t known = 1, dynamicAt = -1;
+    size_t offset = t.domain == Domain::dense ? 0 : 1;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (mlir::ShapedType::isDynamic(shape[i]))
+        dynamicAt = i;
+      else
+        known *= shape[i];
+    }
+    int64_t rows = offset ? t.shape[0] : 1;
+    int64_t total = t.numElements() / rows;
+    if (dynamicAt >= 0)
+      shape[dynamicAt] = known ? total / known : 0;
+    if (product(shape) != total)
+      return error(op, "cannot reshape " + shapeString(t.shape) + " to " +
+                           shapeString(shape));
+    if (offset)
+      shape.insert(shape.begin(), rows);
+    t.shape = shape;
+    set(r.getResult(), std::move(t));
+    return Status::success();
+  }
+  if (auto r = mlir::dyn_cast<ReduceOp>(op))
+    return reduce(r);
+  if (auto s = mlir::dyn_cast<SoftmaxOp>(op)) {
+    Tensor<T> t = tensor(s.getInput());
+    size_t axis = s.getAxisAttr().getInt() + (t.domain == Domain::dense ? 0 : 1);
+    int64_t len = t.shape[axis];
+    int64_t inner = product(llvm::ArrayRef<int64_t>(t.shape).drop_front(axis + 1));
+    int64_t outer = t.numElements() / std::max<int64_t>(len * inner, 1);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        auto at = [&](int64_t j) -> T & {
+          return t.data[(o * len + j) * inner + i];
+        };
+        T mx = at(0);
+        for (int64_t j = 1; j < len; ++j)
+          mx = std::max(mx, at(j));
+        T sum = 0;
+        for (int64_t j = 0; j < len; ++j)
+          sum += std::exp(at(j) - mx);
+        for (int64_t j = 0; j < len; ++j)
+          at(j) = s.getLog() ? at(j) - mx - std::log(sum)
+                             : std::exp(at(j) - mx) / sum;
+      }
+    set(s.getResult(), std::move(t));
+    return Status::success();
+  }
+  if (auto c = mlir::dyn_cast<ConcatOp>(op)) {
+    std::vector<const Tensor<T> *> inputs;
+    for (mlir::Value v : c.getInputs())
+      inputs.push_back(&tensor(v));
+    size_t axis =
+        c.getAxisAttr().getInt() + (inputs[0]->domain == Domain::dense ? 0 : 1);
+    Tensor<T> out{inputs[0]->domain, inputs[0]->shape, {}};
+    out.shape[axis] = 0;
+    for (const Tensor<T> *t : inputs)
+      out.shape[axis] += t->shape[axis];
+    int64_t outer = product(llvm::ArrayRef<int64_t>(out.shape).take_front(axis));
+    for (int64_t o = 0; o < outer; ++o)
+      for (const Tensor<T> *t : inputs) {
+        int64_t chunk =
+            product(llvm::ArrayRef<int64_t>(t->shape).drop_front(axis));
+        out.data.insert(out.data.end(), t->data.begin() + o * chunk,
+                        t->data.begin() + (o + 1) * chunk);
+      }
+    set(c.getResult(), std::move(out));
+    return Status::success();
+  }
+  if (auto tr = mlir::dyn_cast<TransposeOp>(op)) {
+    const Tensor<T> &in = tensor(tr.getInput());
+    size_t offset = in.domain == Domain::dense ? 0 : 1;
+    int64_t rows = offset ? in.shape[0] : 1;
+    int64_t a = in.shape[offset], b = in.shape[offset + 1];
+    Tensor<T> out{in.domain, in.shape, std::vector<T>(in.data.size())};
+    out.shape[offset] = b;
+    out.shape[offset + 1] = a;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t i = 0; i < a; ++i)
+        for (int64_t j = 0; j < b; ++j)
+          out.data[r * a * b + j * a + i] = in.data[r * a * b + i * b + j];
+    set(tr.getResult(), std::move(out));
+    return Status::success();
+  }
+  if (auto d = mlir::dyn_cast<DropoutOp>(op)) {
+    Tensor<T> t = tensor(d.getInput());
+    double p = d.getP().convertToDouble();
+    if (options.training && p > 0) {
+      T scale = static_cast<T>(1.0 / (1.0 - p));
+      for (size_t i = 0; i < t.data.size(); ++i)
+        t.data[i] = dropoutKeeps(d.getSeed(), i, p) ? t.data[i] * scale : T(0);
+    }
+    set(d.getResult(), std::move(t));
+    return Status::success();
+  }
+
+  // Calls.
+  if (auto c = mlir::dyn_cast<mlir::func::CallOp>(op)) {
+    auto callee = module.lookupSymbol<mlir::func::FuncOp>(c.getCallee());
+    if (!callee)
+      return error(op, "unknown function @" + c.getCallee());
+    std::vector<Value<T>> args;
+    for (mlir::Value v : c.getOperands())
+      args.push_back(values[v]);
+    Tensor<T> out;
+    Evaluator<T> inner(module, options);
+    Status s = inner.call(callee, args, out);
+    if (!s.ok())
+      return s;
+    set(c.getResult(0), std::move(out));
+    return Status::success();
+  }
+  return error(op, "the interpreter does not know this op");
+}
+
+/// NumPy broadcasting over full shapes. A dense operand next to a vertex or
+/// edge tensor broadcasts over the row shape only.
+template <typename T> Status Evaluator<T>::binary(gnn::BinaryOp op) {
+  using namespace gnn;
+  const Tensor<T> &a = tensor(op.getLhs());
+  const Tensor<T> &b = tensor(op.getRhs());
+  std::vector<int64_t> sa = a.shape, sb = b.shape;
+  Domain domain = a.domain == Domain::dense ? b.domain : a.domain;
+  auto lift = [&](std::vector<int64_t> &dense, const std::vector<int64_t> &other) {
+    // Right-align `dense` with the other operand's rows, then add a size-1
+    // vertex axis in front.
+    size_t rowRank = other.size() - 1;
+    while (dense.size() < rowRank)
+      dense.insert(dense.begin(), 1);
+    dense.insert(dense.begin(), 1);
+  };
+  if (a.domain == Domain::dense && b.domain != Domain::dense)
+    lift(sa, sb);
+  if (b.domain == Domain::dense && a.domain != Domain::dense)
+    lift(sb, sa);
+  size_t rank = std::max(sa.size(), sb.size());
+  while (sa.size() < rank)
+    sa.insert(sa.begin(), 1);
+  while (sb.size() < rank)
+    sb.insert(sb.begin(), 1);
+  std::vector<int64_t> shape(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    if (sa[i] != sb[i] && sa[i] != 1 && sb[i] != 1)
+      return error(op, "shapes " + shapeString(a.shape) + " and " +
+                           shapeString(b.shape) + " do not broadcast");
+    shape[i] = sa[i] == 1 ? sb[i] : sa[i];
+  }
+  std::vector<int64_t> ta = stridesOf(sa), tb = stridesOf(sb);
+  for (size_t i = 0; i < rank; ++i) {
+    if (sa[i] == 1)
+      ta[i] = 0;
+    if (sb[i] == 1)
+      tb[i] = 0;
+  }
+  Tensor<T> out{domain, shape, std::vector<T>(product(shape))};
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t flat = 0; flat < out.numElements(); ++flat) {
+    int64_t ia = 0, ib = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      ia += index[d] * ta[d];
+      ib += index[d] * tb[d];
+    }
+    T x = a.data[ia], y = b.data[ib];
+    T &z = out.data[flat];
+    switch (op.getFn()) {
+    case BinaryFn::add:
+      z = x + y;
+      break;
+    case BinaryFn::sub:
+      z = x - y;
+      break;
+    case BinaryFn::mul:
+      z = x * y;
+      break;
+    case BinaryFn::div:
+      z = x / y;
+      break;
+    case BinaryFn::max:
+      z = std::max(x, y);
+      break;
+    case BinaryFn::min:
+      z = std::min(x, y);
+      break;
+    case BinaryFn::pow:
+      z = std::pow(x, y);
+      break;
+    }
+    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  set(op.getResult(), std::move(out));
+  return Status::success();
+}
+
+/// Reduces each vertex's edges: in-edges by destination (CSR) or out-edges
+/// by source (CSC). Empty groups give 0; max and min keep the first extreme
+/// edge in that order.
+template <typename T> Status Evaluator<T>::scatter(gnn::ScatterOp op) {
+  using namespace gnn;
+  const rt::Graph &g = edges(op.getGraph());
+  const Tensor<T> &in = tensor(op.getInput());
+  auto type = mlir::cast<DomainTensorType>(op.getResult().getType());
+  bool byDst = type.getDomain() == Domain::dst;
+  int64_t count = byDst ? g.numDst() : g.numSrc();
+  const std::vector<int64_t> &ptr = byDst ? g.inPtr() : g.outPtr();
+  const std::vector<int64_t> &edgeIds = byDst ? g.inEdge() : g.outEdge();
+  int64_t row = product(llvm::ArrayRef<int64_t>(in.shape).drop_front());
+  Tensor<T> out{type.getDomain(), in.shape, std::vector<T>(count * row, T(0))};
+  out.shape[0] = count;
+  for (int64_t v = 0; v < count; ++v) {
+    int64_t begin = ptr[v], end = ptr[v + 1];
+    for (int64_t j = 0; j < row; ++j) {
+      T acc = 0;
+      for (int64_t k = begin; k < end; ++k) {
+        T x = in.data[edgeIds[k] * row + j];
+        switch (op.getFn()) {
+        case ReduceFn::sum:
+        case ReduceFn::mean:
+          acc += x;
+          break;
+        case ReduceFn::max:
+          acc = k == begin || x > acc ? x : acc;
+          break;
+        case ReduceFn::min:
+          acc = k == begin || x < acc ? x : acc;
+          break;
+        }
+      }
+      if (op.getFn() == ReduceFn::mean && end > begin)
+        acc /= static_cast<T>(end - begin);
+      out.data[v * row + j] = acc;
+    }
+  }
+  set(op.getResult(), std::move(out));
+  return Status::success();
+}
+
+template <typename T> Status Evaluator<T>::edgeSoftmax(gnn::EdgeSoftmaxOp op) {
+  const rt::Graph &g = edges(op.getGraph());
+  Tensor<T> t = tensor(op.getInput());
+  bool byDst = op.getBy() == Domain::dst;
+  int64_t count = byDst ? g.numDst() : g.numSrc();
+  const std::vector<int64_t> &ptr = byDst ? g.inPtr() : g.outPtr();
+  const std::vector<int64_t> &edgeIds = byDst ? g.inEdge() : g.outEdge();
+  int64_t row = product(llvm::ArrayRef<int64_t>(t.shape).drop_front());
+  for (int64_t v = 0; v < count; ++v) {
+    int64_t begin = ptr[v], end = ptr[v + 1];
+    if (begin == end)
+      continue;
+    for (int64_t j = 0; j < row; ++j) {
+      T mx = t.data[edgeIds[begin] * row + j];
+      for (int64_t k = begin; k < end; ++k)
+        mx = std::max(mx, t.data[edgeIds[k] * row + j]);
+      T sum = 0;
+      for (int64_t k = begin; k < end; ++k)
+        sum += std::exp(t.data[edgeIds[k] * row + j] - mx);
+      for (int64_t k = begin; k < end; ++k) {
+        T &x = t.data[edgeIds[k] * row + j];
+        x = std::exp(x - mx) / sum;
+      }
+    }
+  }
+  set(op.getResult(), std::move(t));
+  return Status::success();
+}
+
+template <typename T> Status Evaluator<T>::reduce(gnn::ReduceOp op) {
+  using namespace gnn;
+  const Tensor<T> &in = tensor(op.getInput());
+  size_t offset = in.domain == Domain::dense ? 0 : 1;
+  std::vector<int64_t> shape = in.shape;
+  // The axes reduced: one row axis, or every row axis.
+  std::vector<bool> reduced(shape.size(), false);
+  if (op.getAxisAttr())
+    reduced[op.getAxisAttr().getInt() + offset] = true;
+  else
+    for (size_t d = offset; d < shape.size(); ++d)
+      reduced[d] = true;
+  std::vector<int64_t> kept = shape;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (reduced[d])
+      kept[d] = 1;
+  std::vector<int64_t> keptStrides = stridesOf(kept);
+  int64_t outCount = product(kept);
+  std::vector<T> acc(outCount, T(0));
+  std::vector<int64_t> seen(outCount, 0);
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t flat = 0; flat < in.numElements(); ++flat) {
+    int64_t o = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      o += (reduced[d] ? 0 : index[d]) * keptStrides[d];
+    T x = in.data[flat];
+    switch (op.getFn()) {
+    case ReduceFn::sum:
+    case ReduceFn::mean:
+      acc[o] += x;
+      break;
+    case ReduceFn::max:
+      acc[o] = seen[o] == 0 || x > acc[o] ? x : acc[o];
+      break;
+    case ReduceFn::min:
+      acc[o] = seen[o] == 0 || x < acc[o] ? x : acc[o];
+      break;
+    }
+    ++seen[o];
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  if (op.getFn() == ReduceFn::mean)
+    for (int64_t o = 0; o < outCount; ++o)
+      if (seen[o])
+        acc[o] /= static_cast<T>(seen[o]);
+  std::vector<int64_t> outShape;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (!reduced[d] || op.getKeepdims())
+      outShape.push_back(kept[d]);
+  set(op.getResult(), Tensor<T>{in.domain, outShape, std::move(acc)});
+  return Status::success();
+}
+
+} // namespace
+
+template <typename T>
+Status interp::run(mlir::ModuleOp module, llvm::StringRef function,
+                   const std::vector<Value<T>> &args, Tensor<T> &result,
+                   const RunOptions &options) {
+  auto func = module.lookupSymbol<mlir::func::FuncOp>(function);
+  if (!func)
+    return Status::error("no function @" + function.str() + " in the module");
+  Evaluator<T> evaluator(module, options);
+  return evaluator.call(func, args, result);
+}
+
+namespace gnnc::interp {
+template struct Tensor<float>;
+template struct Tensor<double>;
+template Status run<float>(mlir::ModuleOp, llvm::StringRef,
+                           const std::vector<Value<float>> &, Tensor<float> &,
+                           const RunOptions &);
+template Status run<double>(mlir::ModuleOp, llvm::StringRef,
+                            const std::vector<Value<double>> &,
+                            Tensor<double> &, const RunOptions &);
+} // namespace gnnc::interp

@@ -1,0 +1,731 @@
+//===- Npy.cpp - Reading and writing NumPy .npy files ---------------------===//
+//
+// Part of gnnc. The reader never trusts the file: every length is checked
+// against the real file size before anything is allocated or read, and the
+// header dict is parsed as the small Python literal it is
+// (`{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "gnnc/runtime/Npy.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "gnnc_runtime assumes a little-endian host"
+#endif
+
+using namespace gnnc::rt;
+
+namespace {
+
+constexpr unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+/// NumPy aligns the start of the data to this many bytes.
+constexpr size_t kArrayAlign = 64;
+/// NumPy leaves room in the header so that the first (C order) dimension can
+/// grow to this many digits in place.
+constexpr size_t kGrowthAxisMaxDigits = 21;
+/// More dimensions than any real file has (NumPy allows 64).
+constexpr size_t kMaxRank = 64;
+
+/// strerror(err) with a lower-case first letter.
+std::string errnoText(int err) {
+  std::string text = std::strerror(err);
+  if (!text.empty())
+    text[0] =
+        static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+  return text;
+}
+
+Status fileError(const std::string &path, const std::string &message) {
+  return Status::error(path + ": " + message);
+}
+
+/// Multiplies two non-negative values; nullopt on int64 overflow.
+std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
+  int64_t result;
+  if (__builtin_mul_overflow(a, b, &result))
+    return std::nullopt;
+  return result;
+}
+
+/// Number of elements of a shape with non-negative entries; nullopt on
+/// overflow. A zero dimension makes the product zero whatever the others are.
+std::optional<int64_t> elementCount(const std::vector<int64_t> &shape) {
+  for (int64_t dim : shape)
+    if (dim == 0)
+      return 0;
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    std::optional<int64_t> next = checkedMul(count, dim);
+    if (!next)
+      return std::nullopt;
+    count = *next;
+  }
+  return count;
+}
+
+/// "2708x1433 float32 (15522256 bytes)".
+std::string describeData(const std::vector<int64_t> &shape, DType dtype,
+                         int64_t numBytes) {
+  return formatShape(shape) + " " + dtypeName(dtype) + " (" +
+         std::to_string(numBytes) + " bytes)";
+}
+
+//===----------------------------------------------------------------------===//
+// Header dict parser
+//===----------------------------------------------------------------------===//
+
+/// What the header dict says.
+struct Header {
+  DType dtype = DType::Float32;
+  std::vector<int64_t> shape;
+};
+
+/// Parses the Python dict literal of a .npy header. Errors are returned as
+/// messages without the file name.
+class HeaderParser {
+public:
+  explicit HeaderParser(std::string_view text) : Text(text) {}
+
+  Status parse(Header &out) {
+    bool sawDescr = false, sawOrder = false, sawShape = false;
+    bool fortranOrder = false;
+    std::string descr;
+    skipSpace();
+    if (!consume('{'))
+      return malformed("expected '{'");
+    while (true) {
+      skipSpace();
+      if (consume('}'))
+        break;
+      std::string key;
+      if (Status s = parseString(key, "a key"); !s.ok())
+        return s;
+      skipSpace();
+      if (!consume(':'))
+        return malformed("expected ':' after key '" + key + "'");
+      skipSpace();
+      bool *seen = key == "descr"           ? &sawDescr
+                   : key == "fortran_order" ? &sawOrder
+                   : key == "shape"         ? &sawShape
+                                            : nullptr;
+      if (!seen)
+        return Status::error("malformed header: unexpected key '" + key +
+                             "' (expected 'descr', 'fortran_order' and "
+                             "'shape')");
+      if (*seen)
+        return Status::error("malformed header: duplicate key '" + key + "'");
+      *seen = true;
+      Status s = seen == &sawDescr   ? parseDescr(descr)
+                 : seen == &sawOrder ? parseBool(fortranOrder, key)
+                                     : parseShape(out.shape);
+      if (!s.ok())
+        return s;
+      skipSpace();
+      if (consume(','))
+        continue;
+      skipSpace();
+      if (consume('}'))
+        break;
+      return malformed("expected ',' or '}' after the value of '" + key + "'");
+    }
+    skipSpace();
+    if (Pos != Text.size())
+      return malformed("unexpected text after '}'");
+    for (auto [seen, name] :
+         {std::pair{sawDescr, "descr"}, std::pair{sawOrder, "fortran_order"},
+          std::pair{sawShape, "shape"}})
+      if (!seen)
+        return Status::error(std::string("malformed header: missing key '") +
+                             name + "'");
+
+    if (Status s = checkDescr(descr, out.dtype); !s.ok())
+      return s;
+    if (fortranOrder)
+      return Status::error("fortran-order arrays are not supported "
+                           "(fortran_order is True); save a C-order array");
+    return Status::success();
+  }
+
+private:
+  Status malformed(const std::string &what) const {
+    return Status::error("malformed header: " + what + " at offset " +
+                         std::to_string(Pos));
+  }
+
+  bool atEnd() const { return Pos >= Text.size(); }
+  char peek() const { return atEnd() ? '\0' : Text[Pos]; }
+  bool consume(char c) {
+    if (atEnd() || Text[Pos] != c)
+      return false;
+    ++Pos;
+    return true;
+  }
+  void skipSpace() {
+    while (!atEnd() && (Text[Pos] == ' ' || Text[Pos] == '\t' ||
+                        Text[Pos] == '\n' || Text[Pos] == '\r'))
+      ++Pos;
+  }
+
+  /// A Python string literal in single or double quotes, without escapes.
+  Status parseString(std::string &out, const char *what) {
+    char quote = peek();
+    if (quote != '\'' && quote != '"')
+      return malformed(std::string("expected ") + what + " in quotes");
+    size_t start = ++Pos;
+    while (!atEnd() && Text[Pos] != quote) {
+      unsigned char c = static_cast<unsigned char>(Text[Pos]);
+      if (c == '\\')
+        return malformed("escape sequences in strings are not supported");
+      if (c < 0x20 || c >= 0x7f)
+        return malformed("unexpected character in string");
+      ++Pos;
+    }
+    if (atEnd())
+      return malformed("unterminated string");
+    out = std::string(Text.substr(start, Pos - start));
+    ++Pos;
+    return Status::success();
+  }
+
+  Status parseDescr(std::string &out) {
+    if (peek() == '[' || peek() == '{')
+      return Status::error(
+          "structured dtypes are not supported (descr is not a string)");
+    return parseString(out, "the 'descr' string");
+  }
+
+  /// True or False.
+  Status parseBool(bool &out, const std::string &key) {
+    std::string_view rest = Text.substr(Pos);
+    auto isWord = [&](std::string_view word) {
+      if (rest.substr(0, word.size()) != word)
+        return false;
+      if (rest.size() > word.size()) {
+        unsigned char next = static_cast<unsigned char>(rest[word.size()]);
+        if (std::isalnum(next) || next == '_')
+          return false;
+      }
+      return true;
+    };
+    if (isWord("True")) {
+      out = true;
+      Pos += 4;
+      return Status::success();
+    }
+    if (isWord("False")) {
+      out = false;
+      Pos += 5;
+      return Status::success();
+    }
+    return malformed("expected True or False for '" + key + "'");
+  }
+
+  /// A non-negative decimal integer, with an optional Python 2 'L' suffix.
+  Status parseDim(int64_t &out) {
+    if (peek() == '-') {
+      size_t start = Pos++;
+      while (std::isdigit(static_cast<unsigned char>(peek())))
+        ++Pos;
+      return Status::error("negative dimension " +
+                           std::string(Text.substr(start, Pos - start)) +
+                           " in shape");
+    }
+    if (!std::isdigit(static_cast<unsigned char>(peek())))
+      return malformed("expected an integer in 'shape'");
+    int64_t value = 0;
+    size_t start = Pos;
+    while (std::isdigit(static_cast<unsigned char>(peek()))) {
+      int digit = Text[Pos] - '0';
+      if (value > (std::numeric_limits<int64_t>::max() - digit) / 10) {
+        while (std::isdigit(static_cast<unsigned char>(peek())))
+          ++Pos;
+        return Status::error("dimension " +
+                             std::string(Text.substr(start, Pos - start)) +
+                             " in shape does not fit in 64 bits");
+      }
+      value = value * 10 + digit;
+      ++Pos;
+    }
+    if (peek() == 'L')
+      ++Pos;
+    if (std::isalnum(static_cast<unsigned char>(peek())) || peek() == '_' ||
+        peek() == '.')
+      return malformed("expected an integer in 'shape'");
+    out = value;
+    return Status::success();
+  }
+
+  /// A tuple of integers: (), (n,), (a, b) or (a, b,).
+  Status parseShape(std::vector<int64_t> &out) {
+    if (!consume('('))
+      return malformed("expected a tuple for 'shape'");
+    out.clear();
+    bool sawComma = false;
+    while (true) {
+      skipSpace();
+      if (consume(')'))
+        break;
+      if (out.size() >= kMaxRank)
+        return Status::error("shape has more than " + std::to_string(kMaxRank) +
+                             " dimensions");
+      int64_t dim;
+      if (Status s = parseDim(dim); !s.ok())
+        return s;
+      out.push_back(dim);
+      skipSpace();
+      if (consume(',')) {
+        sawComma = true;
+        continue;
+      }
+      if (consume(')'))
+        break;
+      return malformed("expected ',' or ')' in 'shape'");
+    }
+    // `(5)` is a parenthesised integer in Python, not a tuple.
+    if (out.size() == 1 && !sawComma)
+      return Status::error("malformed header: 'shape' is not a tuple (a 1-d "
+                           "shape is written (n,))");
+    return Status::success();
+  }
+
+  static Status checkDescr(const std::string &descr, DType &out) {
+    static const std::pair<const char *, DType> supported[] = {
+        {"<f4", DType::Float32}, {"<f8", DType::Float64}, {"<i4", DType::Int32},
+        {"<i8", DType::Int64},   {"|b1", DType::Bool},
+    };
+    for (const auto &[name, dtype] : supported) {
+      if (descr == name) {
+        out = dtype;
+        return Status::success();
+      }
+    }
+    if (!descr.empty() && descr[0] == '>')
+      return Status::error("big-endian dtype '" + descr +
+                           "' is not supported; save a little-endian array");
+    return Status::error("unsupported dtype '" + descr +
+                         "' (supported: '<f4', '<f8', '<i4', '<i8', '|b1')");
+  }
+
+  std::string_view Text;
+  size_t Pos = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// Reading
+//===----------------------------------------------------------------------===//
+
+/// An open .npy file whose header has been read and validated.
+class NpyReader {
+public:
+  ~NpyReader() {
+    if (File)
+      std::fclose(File);
+  }
+
+  /// Opens `path` and validates everything up to and including the data
+  /// size; leaves the stream positioned at the first data byte.
+  Status open(const std::string &path) {
+    Path = path;
+    File = std::fopen(path.c_str(), "rb");
+    if (!File)
+      return fileError(path, "cannot open file: " + errnoText(errno));
+    struct stat st;
+    if (::fstat(::fileno(File), &st) != 0)
+      return fileError(path, "cannot stat file: " + errnoText(errno));
+    if (!S_ISREG(st.st_mode))
+      return fileError(path, "not a regular file");
+    int64_t fileSize = static_cast<int64_t>(st.st_size);
+
+    // Magic string and version.
+    unsigned char preamble[12];
+    size_t preambleRead =
+        static_cast<size_t>(std::min<int64_t>(fileSize, sizeof(preamble)));
+    if (Status s = readExactly(preamble, preambleRead); !s.ok())
+      return s;
+    if (std::memcmp(preamble, kMagic, std::min<size_t>(preambleRead, 6)) != 0)
+      return fileError(path, "not a .npy file (bad magic string)");
+    if (preambleRead < 8)
+      return fileError(path, "file is too short to be a .npy file (" +
+                                 std::to_string(fileSize) + " bytes)");
+    unsigned major = preamble[6], minor = preamble[7];
+    if (!((major == 1 || major == 2 || major == 3) && minor == 0))
+      return fileError(path, "unsupported .npy format version " +
+                                 std::to_string(major) + "." +
+                                 std::to_string(minor) +
+                                 " (expected 1.0, 2.0 or 3.0)");
+
+    // Header length: 2 bytes in version 1.0, 4 bytes after.
+    size_t lengthSize = major == 1 ? 2 : 4;
+    size_t headerStart = 8 + lengthSize;
+    if (preambleRead < headerStart)
+      return fileError(path, "file is truncated: no room for the header "
+                             "length (" +
+                                 std::to_string(fileSize) + " bytes)");
+    int64_t headerLen = 0;
+    for (size_t i = 0; i < lengthSize; ++i)
+      headerLen |= static_cast<int64_t>(preamble[8 + i]) << (8 * i);
+    int64_t afterPreamble = fileSize - static_cast<int64_t>(headerStart);
+    if (headerLen > afterPreamble)
+      return fileError(path,
+                       "file is truncated: header length is " +
+                           std::to_string(headerLen) + " bytes but only " +
+                           std::to_string(afterPreamble) + " bytes follow");
+
+    // The header dict. Part of it may already be in `preamble`.
+    std::string headerText(static_cast<size_t>(headerLen), '\0');
+    size_t inPreamble =
+        std::min<size_t>(preambleRead - headerStart, headerText.size());
+    std::memcpy(headerText.data(), preamble + headerStart, inPreamble);
+    if (Status s = readExactly(headerText.data() + inPreamble,
+                               headerText.size() - inPreamble);
+        !s.ok())
+      return s;
+    if (preambleRead > headerStart + headerText.size()) {
+      // The header was shorter than the preamble buffer: rewind to the data.
+      if (std::fseek(File, static_cast<long>(headerStart + headerText.size()),
+                     SEEK_SET) != 0)
+        return fileError(path, "cannot seek: " + errnoText(errno));
+    }
+    if (Status s = HeaderParser(headerText).parse(Hdr); !s.ok())
+      return s.withPrefix(path);
+
+    // Data size, exactly.
+    std::optional<int64_t> count = elementCount(Hdr.shape);
+    std::optional<int64_t> numBytes;
+    if (count)
+      numBytes = checkedMul(*count, static_cast<int64_t>(dtypeSize(Hdr.dtype)));
+    if (!numBytes)
+      return fileError(path, "shape " + formatShape(Hdr.shape) + " " +
+                                 dtypeName(Hdr.dtype) +
+                                 " is too large (its size overflows 64 bits)");
+    DataBytes = *numBytes;
+    int64_t available = afterPreamble - headerLen;
+    if (available < DataBytes)
+      return fileError(path, "file is truncated: header says " +
+                                 describeData(Hdr.shape, Hdr.dtype, DataBytes) +
+                                 " but only " + std::to_string(available) +
+                                 " bytes follow");
+    if (available > DataBytes)
+      return fileError(path, "trailing data: header says " +
+                                 describeData(Hdr.shape, Hdr.dtype, DataBytes) +
+                                 " but " + std::to_string(available) +
+                                 " bytes follow");
+    return Status::success();
+  }
+
+  /// Reads and validates the data after a successful open().
+  Status readData(std::vector<unsigned char> &bytes) {
+    // DataBytes was checked against the file size, so this allocation is
+    // bounded by what is on disk.
+    if (static_cast<uint64_t>(DataBytes) > bytes.max_size())
+      return fileError(Path, "array is too large for this machine");
+    try {
+      bytes.assign(static_cast<size_t>(DataBytes), 0);
+    } catch (const std::bad_alloc &) {
+      return fileError(Path, "out of memory reading " +
+                                 describeData(Hdr.shape, Hdr.dtype, DataBytes));
+    }
+    if (Status s = readExactly(bytes.data(), bytes.size()); !s.ok())
+      return s;
+    if (Hdr.dtype == DType::Bool) {
+      for (size_t i = 0; i < bytes.size(); ++i)
+        if (bytes[i] > 1)
+          return fileError(Path, "invalid bool value " +
+                                     std::to_string(bytes[i]) + " at element " +
+                                     std::to_string(i) + " (expected 0 or 1)");
+    }
+    return Status::success();
+  }
+
+  const Header &header() const { return Hdr; }
+
+private:
+  Status readExactly(void *dst, size_t size) {
+    if (size == 0)
+      return Status::success();
+    if (std::fread(dst, 1, size, File) != size) {
+      if (std::ferror(File))
+        return fileError(Path, "read error: " + errnoText(errno));
+      return fileError(Path, "file is truncated: it shrank while reading");
+    }
+    return Status::success();
+  }
+
+  std::string Path;
+  std::FILE *File = nullptr;
+  Header Hdr;
+  int64_t DataBytes = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// Writing
+//===----------------------------------------------------------------------===//
+
+/// The full preamble + header of a format 1.0 (or, for absurdly long
+/// headers, 2.0) file, as NumPy's _write_array_header builds it.
+std::string buildHeader(const NpyArray &array) {
+  std::string dict = "{'descr': '";
+  dict += dtypeDescr(array.dtype);
+  dict += "', 'fortran_order': False, 'shape': (";
+  for (size_t i = 0; i < array.shape.size(); ++i) {
+    if (i)
+      dict += ", ";
+    dict += std::to_string(array.shape[i]);
+  }
+  if (array.shape.size() == 1)
+    dict += ",";
+  dict += "), }";
+  if (!array.shape.empty()) {
+    size_t digits = std::to_string(array.shape[0]).size();
+    if (digits < kGrowthAxisMaxDigits)
+      dict.append(kGrowthAxisMaxDigits - digits, ' ');
+  }
+
+  // Pad with spaces and a final newline so the data starts on a 64-byte
+  // boundary; NumPy always pads by 1 to 64 bytes.
+  size_t textLen = dict.size() + 1;
+  bool version1 = true;
+  size_t lengthSize = 2;
+  size_t padLen = kArrayAlign - (8 + lengthSize + textLen) % kArrayAlign;
+  if (textLen + padLen > 0xffff) {
+    version1 = false;
+    lengthSize = 4;
+    padLen = kArrayAlign - (8 + lengthSize + textLen) % kArrayAlign;
+  }
+  size_t headerLen = textLen + padLen;
+
+  std::string out(reinterpret_cast<const char *>(kMagic), sizeof(kMagic));
+  out += static_cast<char>(version1 ? 1 : 2);
+  out += static_cast<char>(0);
+  for (size_t i = 0; i < lengthSize; ++i)
+    out += static_cast<char>((headerLen >> (8 * i)) & 0xff);
+  out += dict;
+  out.append(padLen, ' ');
+  out += '\n';
+  return out;
+}
+
+/// Writes all of `data` to `fd`, retrying on short writes and EINTR.
+bool writeAll(int fd, const void *data, size_t size) {
+  const char *p = static_cast<const char *>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd, p, size);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return false;
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Public API
+//===----------------------------------------------------------------------===//
+
+size_t gnnc::rt::dtypeSize(DType dtype) {
+  switch (dtype) {
+  case DType::Bool:
+    return 1;
+  case DType::Int32:
+  case DType::Float32:
+    return 4;
+  case DType::Int64:
+  case DType::Float64:
+    return 8;
+  }
+  return 0;
+}
+
+const char *gnnc::rt::dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::Bool:
+    return "bool";
+  case DType::Int32:
+    return "int32";
+  case DType::Int64:
+    return "int64";
+  case DType::Float32:
+    return "float32";
+  case DType::Float64:
+    return "float64";
+  }
+  return "unknown";
+}
+
+const char *gnnc::rt::dtypeDescr(DType dtype) {
+  switch (dtype) {
+  case DType::Bool:
+    return "|b1";
+  case DType::Int32:
+    return "<i4";
+  case DType::Int64:
+    return "<i8";
+  case DType::Float32:
+    return "<f4";
+  case DType::Float64:
+    return "<f8";
+  }
+  return "?";
+}
+
+std::string gnnc::rt::formatShape(const std::vector<int64_t> &shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string out;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      out += 'x';
+    out += shape[i] == -1 ? std::string("*") : std::to_string(shape[i]);
+  }
+  return out;
+}
+
+int64_t NpyArray::numElements() const {
+  for (int64_t dim : shape)
+    if (dim < 0)
+      return -1;
+  return elementCount(shape).value_or(-1);
+}
+
+Status gnnc::rt::readNpyHeader(const std::string &path, DType &dtype,
+                               std::vector<int64_t> &shape) {
+  NpyReader reader;
+  if (Status s = reader.open(path); !s.ok())
+    return s;
+  dtype = reader.header().dtype;
+  shape = reader.header().shape;
+  return Status::success();
+}
+
+Status gnnc::rt::readNpy(const std::string &path, NpyArray &out) {
+  NpyReader reader;
+  if (Status s = reader.open(path); !s.ok())
+    return s;
+  NpyArray result;
+  if (Status s = reader.readData(result.bytes); !s.ok())
+    return s;
+  result.dtype = reader.header().dtype;
+  result.shape = reader.header().shape;
+  out = std::move(result);
+  return Status::success();
+}
+
+Status gnnc::rt::readNpyExpect(const std::string &path, DType dtype,
+                               const std::vector<int64_t> &expectedShape,
+                               NpyArray &out) {
+  NpyReader reader;
+  if (Status s = reader.open(path); !s.ok())
+    return s;
+  const Header &hdr = reader.header();
+  if (hdr.dtype != dtype)
+    return fileError(path, std::string("expected dtype ") + dtypeName(dtype) +
+                               ", got " + dtypeName(hdr.dtype));
+  bool shapeOk = hdr.shape.size() == expectedShape.size();
+  for (size_t i = 0; shapeOk && i < hdr.shape.size(); ++i)
+    shapeOk = expectedShape[i] == -1 || expectedShape[i] == hdr.shape[i];
+  if (!shapeOk)
+    return fileError(path, "expected shape " + formatShape(expectedShape) +
+                               ", got " + formatShape(hdr.shape));
+  NpyArray result;
+  if (Status s = reader.readData(result.bytes); !s.ok())
+    return s;
+  result.dtype = hdr.dtype;
+  result.shape = hdr.shape;
+  out = std::move(result);
+  return Status::success();
+}
+
+Status gnnc::rt::writeNpy(const std::string &path, const NpyArray &array) {
+  // Validate the array so that we never write a file readNpy rejects.
+  switch (array.dtype) {
+  case DType::Bool:
+  case DType::Int32:
+  case DType::Int64:
+  case DType::Float32:
+  case DType::Float64:
+    break;
+  default:
+    return fileError(path, "cannot write: invalid dtype");
+  }
+  if (array.shape.size() > kMaxRank)
+    return fileError(path, "cannot write: shape has more than " +
+                               std::to_string(kMaxRank) + " dimensions");
+  for (int64_t dim : array.shape)
+    if (dim < 0)
+      return fileError(path, "cannot write: negative dimension " +
+                                 std::to_string(dim) + " in shape " +
+                                 formatShape(array.shape));
+  std::optional<int64_t> count = elementCount(array.shape);
+  std::optional<int64_t> numBytes;
+  if (count)
+    numBytes = checkedMul(*count, static_cast<int64_t>(dtypeSize(array.dtype)));
+  if (!numBytes || static_cast<uint64_t>(*numBytes) != array.bytes.size())
+    return fileError(path,
+                     "cannot write: shape " + formatShape(array.shape) + " " +
+                         dtypeName(array.dtype) + " needs " +
+                         (numBytes ? std::to_string(*numBytes) : "too many") +
+                         " bytes but the array holds " +
+                         std::to_string(array.bytes.size()));
+  if (array.dtype == DType::Bool)
+    for (size_t i = 0; i < array.bytes.size(); ++i)
+      if (array.bytes[i] > 1)
+        return fileError(path, "cannot write: invalid bool value " +
+                                   std::to_string(array.bytes[i]) +
+                                   " at element " + std::to_string(i));
+
+  std::string header = buildHeader(array);
+
+  // Create a fresh temporary file next to the target (O_EXCL, so concurrent
+  // writers never share one); the umask applies as for any new file.
+  static std::atomic<unsigned> counter{0};
+  std::string tmpPath;
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    tmpPath = path + ".tmp." + std::to_string(::getpid()) + "." +
+              std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
+    fd = ::open(tmpPath.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST)
+      break;
+  }
+  if (fd < 0)
+    return fileError(path, "cannot create temporary file: " + errnoText(errno));
+
+  auto fail = [&](const std::string &what) {
+    int err = errno;
+    if (fd >= 0)
+      ::close(fd);
+    ::unlink(tmpPath.c_str());
+    return fileError(path, what + ": " + errnoText(err));
+  };
+  if (!writeAll(fd, header.data(), header.size()) ||
+      !writeAll(fd, array.bytes.data(), array.bytes.size()))
+    return fail("write error");
+  int closeResult = ::close(fd);
+  fd = -1;
+  if (closeResult != 0)
+    return fail("write error");
+  if (::rename(tmpPath.c_str(), path.c_str()) != 0)
+    return fail("cannot rename temporary file into place");
+  return Status::success();
+}

@@ -1,0 +1,844 @@
+#!/usr/bin/env python3
+"""Writes tests/goldens/: PyTorch Geometric reference outputs for the layers
+of dsl-examples/{gcn,gat,sage_mean,sage_max,gin,appnp}.gnn.
+
+One command, as root, from anywhere (Debian bookworm, fresh machine fine):
+
+    python3 tools/make_goldens.py
+
+It installs what it needs (idempotent: nothing is touched when it is already
+there), then re-runs itself under Debian's /usr/bin/python3 and rewrites
+tests/goldens/. The environment is
+  * apt-get install --no-install-recommends python3-torch python3-numpy
+    python3-scipy python3-jinja2 python3-tqdm python3-pyparsing
+    python3-requests python3-psutil python3-pip
+    (python3-torch 1.13.1+dfsg-4 is a CPU build; torch.__version__ = 1.13.0a0)
+  * /usr/bin/python3 -m pip install --break-system-packages --no-deps
+    -r tools/requirements-goldens.txt   (torch_geometric==2.3.1, pure Python)
+The versions actually used are written into every case.json.
+
+Options: --no-install (use what is there), --check (regenerate into a
+temporary folder and compare with the committed goldens, exit 1 on a
+difference beyond 1e-12 relative), --out DIR, --cora DIR.
+
+Everything is float64 (torch.set_default_dtype(torch.float64)), parameters
+come from numpy generators seeded by the case name, torch runs on one thread,
+dropout is off (eval mode, p = 0). Each PyG result is also recomputed by an
+independent numpy implementation of the dsl-examples semantics; the script
+fails if the two differ by more than 1e-10 relative. The data layout is
+described in tests/goldens/README.md.
+"""
+import argparse
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import zlib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+REQS = ROOT / "tools" / "requirements-goldens.txt"
+DEB_PY = "/usr/bin/python3"
+PYG_VERSION = "2.3.1"
+APT_PACKAGES = [
+    "python3-torch", "python3-numpy", "python3-scipy", "python3-jinja2",
+    "python3-tqdm", "python3-pyparsing", "python3-requests", "python3-psutil",
+    "python3-pip",
+]
+DEFAULT_CORA = ROOT.parent / "shared" / "datasets" / "cora"
+CORA_REL = "../shared/datasets/cora"  # relative to the repository root
+
+# --------------------------------------------------------------------------
+# Stage 1: environment (standard library only, any python3)
+# --------------------------------------------------------------------------
+
+
+def _env_ok():
+    if not os.path.exists(DEB_PY):
+        return False
+    probe = ("import torch, numpy, torch_geometric; "
+             f"assert torch_geometric.__version__ == '{PYG_VERSION}'")
+    return subprocess.run([DEB_PY, "-c", probe], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0
+
+
+def _installed(pkg):
+    r = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                       text=True)
+    return r.returncode == 0 and r.stdout.strip() == "install ok installed"
+
+
+def install():
+    if _env_ok():
+        print("make_goldens: environment already present")
+        return
+    if os.geteuid() != 0:
+        sys.exit("make_goldens: missing packages; run as root (apt-get, pip)")
+    missing = [p for p in APT_PACKAGES if not _installed(p)]
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    if missing:
+        print("make_goldens: apt-get install", " ".join(missing))
+        subprocess.run(["apt-get", "update", "-q"], check=True, env=env)
+        subprocess.run(["apt-get", "install", "-y", "-q",
+                        "--no-install-recommends", *missing],
+                       check=True, env=env)
+    print("make_goldens: pip install -r", REQS.relative_to(ROOT))
+    subprocess.run([DEB_PY, "-m", "pip", "install", "-q",
+                    "--break-system-packages", "--no-deps", "-r", str(REQS)],
+                   check=True)
+    if not _env_ok():
+        sys.exit("make_goldens: torch / torch_geometric still not importable")
+
+
+# --------------------------------------------------------------------------
+# Stage 2: generation (runs under /usr/bin/python3)
+# --------------------------------------------------------------------------
+
+SMALL_N, SMALL_F = 12, 5
+REF_TOL = 1e-10     # PyG vs the numpy model of the dsl semantics
+CHECK_TOL = 1e-12   # --check: regenerated vs committed
+
+
+def generate(out_dir, cora_dir):
+    import numpy as np
+    import torch
+    import torch_geometric
+    from torch_geometric.nn import (APPNP, GATConv, GCNConv, GINConv,
+                                    SAGEConv, SimpleConv)
+    from torch_geometric.utils import add_self_loops, scatter
+
+    torch.set_default_dtype(torch.float64)
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+
+    versions = {
+        "torch": torch.__version__ + " (Debian python3-torch "
+                 + _deb_version("python3-torch") + ", CPU)",
+        "torch_geometric": torch_geometric.__version__,
+        "numpy": np.__version__,
+        "python": sys.version.split()[0],
+    }
+    NS = dict(torch=torch, GCNConv=GCNConv, GATConv=GATConv,
+              SAGEConv=SAGEConv, GINConv=GINConv, APPNP=APPNP,
+              SimpleConv=SimpleConv)
+
+    def rng_for(name):
+        return np.random.default_rng(zlib.crc32(name.encode()))
+
+    def quant(a, bits=12):
+        # Dyadic values (multiples of 2^-bits): exact in float64 and
+        # compressible in git; the layers see them as ordinary numbers.
+        return np.round(np.asarray(a) * 2.0 ** bits) / 2.0 ** bits
+
+    def glorot(rng, shape, fan_in, fan_out):
+        a = np.sqrt(6.0 / (fan_in + fan_out))
+        return quant(rng.uniform(-a, a, size=shape))
+
+    def small_vec(rng, shape, scale=0.1):
+        return quant(rng.normal(0.0, scale, size=shape))
+
+    def T(a):
+        return torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64))
+
+    def setp(param, arr):
+        arr = np.asarray(arr, dtype=np.float64)
+        assert tuple(param.shape) == arr.shape, (tuple(param.shape), arr.shape)
+        with torch.no_grad():
+            param.copy_(T(arr))
+
+    def build(ctor):
+        mod = eval(ctor, NS)  # the recorded string is the exact call
+        mod.eval()
+        return mod
+
+    def npy(t):
+        return t.detach().numpy().astype(np.float64)
+
+    def reldiff(a, b):
+        a, b = np.asarray(a), np.asarray(b)
+        return float(np.max(np.abs(a - b)) / max(1.0, float(np.max(np.abs(b)))))
+
+    # ---------------- graphs ----------------
+
+    def small_graph():
+        """12 vertices, directed. 10 has out-edges only, 11 is isolated,
+        9 is a sink; self-loops 3->3 and 7->7; 0->1 and 4->2 doubled."""
+        rng = np.random.default_rng(7)
+        srcs = [s for s in range(11) if s != 9]
+        edges = set()
+        while len(edges) < 23:
+            s = int(rng.choice(srcs))
+            d = int(rng.integers(0, 10))
+            if s != d:
+                edges.add((s, d))
+        edges = sorted(edges)
+        edges += [(3, 3), (7, 7), (10, 9), (10, 5), (0, 1), (0, 1), (4, 2),
+                  (4, 2)]
+        edges = [edges[i] for i in rng.permutation(len(edges))]
+        ei = np.array(edges, dtype=np.int64).T.copy()
+        x = rng.normal(0.0, 1.0, size=(SMALL_N, SMALL_F))
+        return ei, x
+
+    def check_small(ei):
+        n = SMALL_N
+        indeg = np.bincount(ei[1], minlength=n)
+        outdeg = np.bincount(ei[0], minlength=n)
+        pairs = list(map(tuple, ei.T))
+        assert 28 <= ei.shape[1] <= 34
+        assert sum(indeg == 0) >= 2 and indeg[10] == 0 and indeg[11] == 0
+        assert outdeg[9] == 0 and outdeg[11] == 0 and indeg[9] > 0
+        assert any(s == d for s, d in pairs)
+        assert len(set(pairs)) < len(pairs)
+        return indeg, outdeg
+
+    def with_loops(ei, n):
+        loops = np.arange(n, dtype=np.int64)
+        out = np.concatenate([ei, np.stack([loops, loops])], axis=1)
+        ref, _ = add_self_loops(torch.from_numpy(ei), num_nodes=n)
+        assert np.array_equal(out, ref.numpy())
+        return out
+
+    def ours_gcn_weight(ei, n):
+        """Edge weight that the dsl GCN/APPNP loops apply to u -> v."""
+        outdeg = np.bincount(ei[0], minlength=n).astype(np.float64)
+        indeg = np.bincount(ei[1], minlength=n).astype(np.float64)
+        return (1.0 / np.sqrt(np.maximum(outdeg[ei[0]], 1.0))
+                / np.sqrt(np.maximum(indeg[ei[1]], 1.0)))
+
+    # ------------- numpy models of the dsl-examples layers -------------
+
+    def ref_gcn(ei, x, W, b):
+        n = x.shape[0]
+        src_norm = 1 / np.sqrt(np.maximum(np.bincount(ei[0], minlength=n), 1.0))
+        dst_norm = 1 / np.sqrt(np.maximum(np.bincount(ei[1], minlength=n), 1.0))
+        h = (x @ W) * src_norm[:, None]
+        agg = np.zeros_like(h)
+        np.add.at(agg, ei[1], h[ei[0]])
+        return agg * dst_norm[:, None] + b
+
+    def ref_gat(ei, x, W, a_src, a_dst, b, slope, concat):
+        n = x.shape[0]
+        H, C = a_src.shape
+        h = (x @ W).reshape(n, H, C)
+        es, ed = (h * a_src).sum(-1), (h * a_dst).sum(-1)       # [n, H]
+        e = es[ei[0]] + ed[ei[1]]
+        e = np.where(e > 0, e, slope * e)
+        m = np.full((n, H), -np.inf)
+        np.maximum.at(m, ei[1], e)
+        ex = np.exp(e - m[ei[1]])
+        s = np.zeros((n, H))
+        np.add.at(s, ei[1], ex)
+        a = ex / s[ei[1]]
+        agg = np.zeros((n, H, C))
+        np.add.at(agg, ei[1], a[:, :, None] * h[ei[0]])
+        out = agg.reshape(n, H * C) if concat else agg.mean(1)
+        return out + b
+
+    def ref_sage_mean(ei, x, W_self, W_neigh, b):
+        n = x.shape[0]
+        h = x @ W_neigh
+        s = np.zeros_like(h)
+        np.add.at(s, ei[1], h[ei[0]])
+        cnt = np.maximum(np.bincount(ei[1], minlength=n), 1)
+        return x @ W_self + s / cnt[:, None] + b
+
+    def ref_sage_max(ei, x, W_pool, b_pool, W_self, W_neigh, b):
+        n = x.shape[0]
+        p = np.maximum(x @ W_pool + b_pool, 0.0)
+        m = np.full((n, p.shape[1]), -np.inf)
+        np.maximum.at(m, ei[1], p[ei[0]])
+        m[np.isneginf(m)] = 0.0            # empty neighbourhood: 0
+        return x @ W_self + m @ W_neigh + b
+
+    def ref_gin(ei, x, w, W1, b1, W2, b2, eps):
+        agg = np.zeros_like(x)
+        np.add.at(agg, ei[1], w[:, None] * x[ei[0]])
+        z = (1 + eps) * x + agg
+        return np.maximum(z @ W1 + b1, 0.0) @ W2 + b2
+
+    def ref_appnp(ei, h0, k, alpha):
+        n = h0.shape[0]
+        src_norm = 1 / np.sqrt(np.maximum(np.bincount(ei[0], minlength=n), 1.0))
+        dst_norm = 1 / np.sqrt(np.maximum(np.bincount(ei[1], minlength=n), 1.0))
+        h = h0
+        for _ in range(k):
+            hs = h * src_norm[:, None]
+            m = np.zeros_like(h)
+            np.add.at(m, ei[1], hs[ei[0]])
+            h = (1 - alpha) * m * dst_norm[:, None] + alpha * h0
+        return h
+
+    # ---------------- output ----------------
+
+    out_dir = pathlib.Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for old in out_dir.iterdir():  # old cases only; README.md stays
+        if old.is_dir() and (old / "case.json").exists():
+            shutil.rmtree(old)
+    summary = []
+
+    def save(path, arr, dtype):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.save(path, np.ascontiguousarray(arr, dtype=dtype),
+                allow_pickle=False)
+
+    def write_case(name, *, gnn, definition, hparams, graph, self_loops,
+                   ei, n, inputs, params, expected, pyg, pyg_forward, notes,
+                   checks, variant=None, extra=None):
+        d = out_dir / name
+        d.mkdir()
+        in_field = {}
+        for k, v in inputs.items():
+            if isinstance(v, str):          # "cora"
+                in_field[k] = v
+            else:
+                save(d / f"{k}.npy", v, np.float64)
+                in_field[k] = f"{k}.npy"
+        if graph == "own":
+            # The graph as given, before any self-loops (see "self_loops").
+            save(d / "edge_index.npy", ei, np.int64)
+        for k, v in params.items():
+            save(d / "params" / f"{k}.npy", v, np.float64)
+        for k, v in expected.items():
+            save(d / "expected" / f"{k}.npy", v, np.float64)
+        meta = {
+            "gnn": gnn,
+            "definition": definition,
+            "hparams": hparams,
+            "inputs": in_field,
+            "graph": graph,
+            "self_loops": self_loops,
+            "pyg": pyg,
+            "pyg_forward": pyg_forward,
+            "notes": notes,
+            "versions": versions,
+        }
+        if variant is not None:
+            meta["variant"] = variant
+        meta["num_nodes"] = int(n)
+        meta["num_edges"] = int(ei.shape[1] + (n if self_loops else 0))
+        meta["expected"] = {k: list(v.shape) for k, v in expected.items()}
+        meta["params"] = {k: list(np.shape(v)) for k, v in params.items()}
+        if graph == "cora":
+            meta["graph_path"] = CORA_REL
+            meta["cora_sha256"] = cora_sha
+        meta["checks"] = checks
+        if extra:
+            meta.update(extra)
+        (d / "case.json").write_text(json.dumps(meta, indent=2) + "\n")
+        summary.append((name, meta))
+
+    LOOP_NOTE = ("self_loops: true means the layer sees the graph with one "
+                 "self-loop (i, i) appended for every vertex i = 0..N-1 after "
+                 "the listed edges, in vertex order, whether or not i already "
+                 "had one (torch_geometric.utils.add_self_loops). Edge inputs "
+                 "(none here) would follow that edge order.")
+
+    # ---------------- data ----------------
+
+    ei_s, x_s = small_graph()
+    check_small(ei_s)
+    n_s = SMALL_N
+
+    cora_dir = pathlib.Path(cora_dir)
+    ei_c = np.load(cora_dir / "edge_index.npy")
+    x_c = np.load(cora_dir / "x.npy").astype(np.float64)
+    n_c = x_c.shape[0]
+    assert ei_c.dtype == np.int64 and ei_c.shape[0] == 2
+    assert not np.any(ei_c[0] == ei_c[1]), "Cora should hold no self-loops"
+    cora_sha = {f: hashlib.sha256((cora_dir / f).read_bytes()).hexdigest()
+                for f in ("edge_index.npy", "x.npy")}
+    # Cora is symmetric: every u -> v has v -> u.
+    fwd = set(map(tuple, ei_c.T))
+    assert all((d, s) in fwd for s, d in fwd)
+
+    def graph_args(kind, loops):
+        ei, x, n = (ei_s, x_s, n_s) if kind == "own" else (ei_c, x_c, n_c)
+        used = with_loops(ei, n) if loops else ei
+        return ei, x, n, used
+
+    def x_input(kind, x):
+        return {"x": x if kind == "own" else "cora"}
+
+    def assert_ref(tag, got, ref, checks):
+        r = reldiff(got, ref)
+        checks[f"{tag}_vs_numpy_dsl_model_rel"] = r
+        assert r < REF_TOL, (tag, r)
+
+    def empty_rows(used, n):
+        return [int(i) for i in np.nonzero(np.bincount(used[1], minlength=n)
+                                           == 0)[0]]
+
+    # ---------------- GCN ----------------
+
+    def gcn_case(name, kind, loops, in_dim, out_dim):
+        ei, x, n, used = graph_args(kind, loops)
+        rng = rng_for(name)
+        W = glorot(rng, (in_dim, out_dim), in_dim, out_dim)
+        b = small_vec(rng, (out_dim,))
+        ctor = f"GCNConv({in_dim}, {out_dim}, normalize=False)"
+        conv = build(ctor)
+        setp(conv.lin.weight, W.T)
+        setp(conv.bias, b)
+        w = ours_gcn_weight(used, n)
+        out = npy(conv(T(x), torch.from_numpy(used), edge_weight=T(w)))
+        checks = {}
+        assert_ref("out", out, ref_gcn(used, x, W, b), checks)
+        dctor = f"GCNConv({in_dim}, {out_dim})"
+        dconv = build(dctor)
+        setp(dconv.lin.weight, W.T)
+        setp(dconv.bias, b)
+        default = npy(dconv(T(x), torch.from_numpy(ei)))
+        expected = {"out": out}
+        rd = reldiff(default, out)
+        notes = [
+            "out: PyG message passing (GCNConv(normalize=False), i.e. "
+            "sum_u w_uv (x_u W) + b) with the edge weights of gcn.gnn: "
+            "w_uv = rsqrt(max(out_deg(u), 1)) * rsqrt(max(in_deg(v), 1)), "
+            "degrees counted on the graph the layer sees (multi-edges and "
+            "self-loops count once per edge).",
+            "PyG's own gcn_norm uses the in-degree (col) at BOTH ends and "
+            "adds the missing self-loops itself (add_remaining_self_loops: "
+            "a vertex that already has a self-loop gets no second one).",
+        ]
+        extra = {"pyg_default": dctor,
+                 "pyg_default_forward": "conv(x, edge_index)  # raw graph"}
+        if kind == "own":
+            expected["out_pyg_default"] = default
+            notes.append(
+                "out_pyg_default: the same parameters through "
+                f"{dctor} (normalize=True, add_self_loops=True) on the raw "
+                "directed graph: in-degree normalisation at both ends plus "
+                "PyG's own self-loops; it is NOT what gcn.gnn computes "
+                f"(max rel diff to out {rd:.3g}).")
+            checks["out_pyg_default_vs_out_rel"] = rd
+        else:
+            notes.append(
+                f"On Cora (symmetric, no self-loops) {dctor} on the raw graph "
+                "gives the same numbers: in- and out-degree agree and PyG "
+                "adds exactly the self-loops appended here "
+                f"(max rel diff {rd:.3g}).")
+            checks["pyg_default_vs_out_rel"] = rd
+            assert rd < REF_TOL
+        if loops:
+            notes.append(LOOP_NOTE)
+        else:
+            notes.append("No self-loops are added: the graph's own edges "
+                         "only. Vertices without in-edges "
+                         f"{empty_rows(used, n)} get b alone.")
+            for i in empty_rows(used, n):
+                assert np.array_equal(out[i], b)
+        write_case(name, gnn="dsl-examples/gcn.gnn", definition="GCNConv",
+                   hparams={"in_dim": in_dim, "out_dim": out_dim},
+                   graph=kind, self_loops=loops, ei=ei, n=n,
+                   inputs=x_input(kind, x), params={"W": W, "b": b},
+                   expected=expected, pyg=ctor,
+                   pyg_forward="conv(x, edge_index, edge_weight=w_uv)",
+                   notes=" ".join(notes), checks=checks, extra=extra)
+
+    # ---------------- GAT ----------------
+
+    def gat_case(name, kind, loops, in_dim, out_dim, heads, concat,
+                 att_scale=1.0):
+        ei, x, n, used = graph_args(kind, loops)
+        rng = rng_for(name)
+        slope = 0.2
+        W = glorot(rng, (in_dim, heads * out_dim), in_dim, heads * out_dim)
+        # Cora's sparse 0/1 rows give small scores; att_scale spreads them
+        # (score std ~1) so that the attention is far from uniform.
+        a_src = att_scale * glorot(rng, (heads, out_dim), heads, out_dim)
+        a_dst = att_scale * glorot(rng, (heads, out_dim), heads, out_dim)
+        b = small_vec(rng, (heads * out_dim if concat else out_dim,))
+        ctor = (f"GATConv({in_dim}, {out_dim}, heads={heads}, "
+                f"concat={concat}, negative_slope={slope}, dropout=0.0, "
+                "add_self_loops=False)")
+        conv = build(ctor)
+        assert conv.lin_src is conv.lin_dst
+        setp(conv.lin_src.weight, W.T)
+        setp(conv.att_src, a_src[None])
+        setp(conv.att_dst, a_dst[None])
+        setp(conv.bias, b)
+        out = npy(conv(T(x), torch.from_numpy(used)))
+        checks = {}
+        assert_ref("out", out,
+                   ref_gat(used, x, W, a_src, a_dst, b, slope, concat), checks)
+        notes = [
+            "Parameter map: W = lin_src.weight.T (lin_dst is the same "
+            "module), a_src = att_src[0], a_dst = att_dst[0], b = bias. "
+            "PyG's softmax divides by (sum + 1e-16): a relative effect "
+            "of ~1e-16, far below the tolerance.",
+        ]
+        variant = None
+        if not concat:
+            variant = {"concat": False,
+                       "b": f"[out_dim] = [{out_dim}]",
+                       "output": "mean over heads of the [N, heads, out_dim] "
+                                 "aggregate, then + b: [N, out_dim]"}
+            notes.append(
+                "concat=False (mean over heads): gat.gnn's GATConv always "
+                "concatenates (reshape to [N, heads*out_dim]) and has no such "
+                "option, so this case needs a variant layer: same W, a_src, "
+                "a_dst; output mean(v.h over the heads axis) + b with b of "
+                "shape [out_dim].")
+        if loops:
+            notes.append(LOOP_NOTE)
+            if kind == "cora":
+                dctor = ctor.replace("add_self_loops=False",
+                                     "add_self_loops=True")
+                dconv = build(dctor)
+                dconv.load_state_dict(conv.state_dict())
+                rd = reldiff(npy(dconv(T(x), torch.from_numpy(ei))), out)
+                checks["pyg_add_self_loops_true_on_raw_cora_rel"] = rd
+                assert rd < REF_TOL
+                notes.append(
+                    "PyG's GATConv(add_self_loops=True) on the raw Cora graph "
+                    f"gives the same numbers (max rel diff {rd:.3g}); on a "
+                    "graph that already has self-loops it would first "
+                    "remove them and add one per vertex, which differs from "
+                    "the append rule here.")
+        else:
+            er = empty_rows(used, n)
+            notes.append(
+                "No self-loops are added (PyG add_self_loops=False): a vertex "
+                "attends to itself only through the graph's own self-loops "
+                "(3 and 7); vertices without in-edges "
+                f"{er} get b alone (softmax over an empty list).")
+            for i in er:
+                assert np.array_equal(out[i], b)
+        write_case(name, gnn="dsl-examples/gat.gnn", definition="GATConv",
+                   hparams={"in_dim": in_dim, "out_dim": out_dim,
+                            "heads": heads, "slope": slope, "attn_drop": 0.0},
+                   graph=kind, self_loops=loops, ei=ei, n=n,
+                   inputs=x_input(kind, x),
+                   params={"W": W, "a_src": a_src, "a_dst": a_dst, "b": b},
+                   expected={"out": out}, pyg=ctor,
+                   pyg_forward="conv(x, edge_index)", notes=" ".join(notes),
+                   checks=checks, variant=variant)
+
+    # ---------------- SAGE mean ----------------
+
+    def sage_mean_case(name, kind, in_dim, out_dim):
+        ei, x, n, used = graph_args(kind, False)
+        rng = rng_for(name)
+        W_self = glorot(rng, (in_dim, out_dim), in_dim, out_dim)
+        W_neigh = glorot(rng, (in_dim, out_dim), in_dim, out_dim)
+        b = small_vec(rng, (out_dim,))
+        ctor = f"SAGEConv({in_dim}, {out_dim}, aggr='mean')"
+        conv = build(ctor)
+        setp(conv.lin_l.weight, W_neigh.T)
+        setp(conv.lin_l.bias, b)
+        setp(conv.lin_r.weight, W_self.T)
+        out = npy(conv(T(x), torch.from_numpy(used)))
+        checks = {}
+        assert_ref("out", out, ref_sage_mean(used, x, W_self, W_neigh, b),
+                   checks)
+        er = empty_rows(used, n)
+        for i in er:
+            assert np.allclose(out[i], x[i] @ W_self + b, rtol=0, atol=1e-14)
+        notes = ("Parameter map: W_neigh = lin_l.weight.T, b = lin_l.bias "
+                 "(PyG puts the bias on the neighbour linear), W_self = "
+                 "lin_r.weight.T (no bias). PyG applies lin_l after the mean, "
+                 "gnn applies W_neigh before it: equal up to rounding. PyG's "
+                 "scatter mean divides by max(count, 1), so an empty "
+                 "neighbourhood gives 0, as g.avg. No self-loops. "
+                 f"Vertices without in-edges: {er if kind == 'own' else 'none'}.")
+        write_case(name, gnn="dsl-examples/sage_mean.gnn",
+                   definition="SAGEConv",
+                   hparams={"in_dim": in_dim, "out_dim": out_dim},
+                   graph=kind, self_loops=False, ei=ei, n=n,
+                   inputs=x_input(kind, x),
+                   params={"W_self": W_self, "W_neigh": W_neigh, "b": b},
+                   expected={"out": out}, pyg=ctor,
+                   pyg_forward="conv(x, edge_index)", notes=notes,
+                   checks=checks)
+
+    # ---------------- SAGE max (pool) ----------------
+
+    def sage_max_case(name, kind, in_dim, out_dim, pool_dim):
+        ei, x, n, used = graph_args(kind, False)
+        rng = rng_for(name)
+        W_pool = glorot(rng, (in_dim, pool_dim), in_dim, pool_dim)
+        b_pool = small_vec(rng, (pool_dim,), scale=0.3)
+        W_self = glorot(rng, (in_dim, out_dim), in_dim, out_dim)
+        W_neigh = glorot(rng, (pool_dim, out_dim), pool_dim, out_dim)
+        b = small_vec(rng, (out_dim,))
+        eit = torch.from_numpy(used)
+        checks = {}
+        # Bipartite form: the pooling perceptron outside, PyG's max inside.
+        bctor = f"SAGEConv(({pool_dim}, {in_dim}), {out_dim}, aggr='max')"
+        bconv = build(bctor)
+        setp(bconv.lin_l.weight, W_neigh.T)
+        setp(bconv.lin_l.bias, b)
+        setp(bconv.lin_r.weight, W_self.T)
+        pre = torch.relu(T(x) @ T(W_pool) + T(b_pool))
+        out_b = npy(bconv((pre, T(x)), eit))
+        bforward = "conv((relu(x @ W_pool + b_pool), x), edge_index)"
+        if pool_dim == in_dim:
+            ctor = (f"SAGEConv({in_dim}, {out_dim}, aggr='max', "
+                    "project=True)")
+            conv = build(ctor)
+            setp(conv.lin.weight, W_pool.T)
+            setp(conv.lin.bias, b_pool)
+            setp(conv.lin_l.weight, W_neigh.T)
+            setp(conv.lin_l.bias, b)
+            setp(conv.lin_r.weight, W_self.T)
+            out = npy(conv(T(x), eit))
+            forward = "conv(x, edge_index)"
+            checks["project_form_vs_bipartite_form_rel"] = reldiff(out, out_b)
+            assert checks["project_form_vs_bipartite_form_rel"] < REF_TOL
+            pmap = ("Parameter map: W_pool = lin.weight.T, b_pool = lin.bias "
+                    "(project=True: x_j -> relu(lin(x_j)), a square "
+                    "[in_dim, in_dim] perceptron, so pool_dim = in_dim), "
+                    "W_neigh = lin_l.weight.T, b = lin_l.bias, W_self = "
+                    "lin_r.weight.T; the root term uses the unprojected x. "
+                    f"Cross-check: {bctor} on (relu(x @ W_pool + b_pool), x) "
+                    "gives the same numbers.")
+        else:
+            ctor, out, forward = bctor, out_b, bforward
+            pmap = ("PyG's project=True fixes pool_dim = in_dim, so for "
+                    f"pool_dim = {pool_dim} != in_dim = {in_dim} the pooling "
+                    "perceptron is applied outside and PyG's max aggregation "
+                    f"runs bipartite: {bctor} called as {bforward}. Parameter "
+                    "map: W_neigh = lin_l.weight.T, b = lin_l.bias, W_self = "
+                    "lin_r.weight.T, W_pool / b_pool used as written.")
+        assert_ref("out", out,
+                   ref_sage_max(used, x, W_pool, b_pool, W_self, W_neigh, b),
+                   checks)
+        er = empty_rows(used, n)
+        for i in er:
+            assert np.allclose(out[i], x[i] @ W_self + b, rtol=0, atol=1e-14)
+        notes = (pmap + " Max aggregation in PyG 2.3.1 without torch_scatter "
+                 "is zeros(...).scatter_reduce_(..., 'amax', "
+                 "include_self=False): an empty neighbourhood gives 0, as "
+                 "g.max (checked: scatter of [-3, -1] into one group and "
+                 "nothing into another gives [-1, 0]). " +
+                 (f"Vertices without in-edges {er} get x W_self + b."
+                  if er else "Cora has no vertex without in-edges."))
+        write_case(name, gnn="dsl-examples/sage_max.gnn",
+                   definition="SAGEPoolConv",
+                   hparams={"in_dim": in_dim, "out_dim": out_dim,
+                            "pool_dim": pool_dim},
+                   graph=kind, self_loops=False, ei=ei, n=n,
+                   inputs=x_input(kind, x),
+                   params={"W_pool": W_pool, "b_pool": b_pool,
+                           "W_self": W_self, "W_neigh": W_neigh, "b": b},
+                   expected={"out": out}, pyg=ctor, pyg_forward=forward,
+                   notes=notes, checks=checks)
+
+    # ---------------- GIN ----------------
+
+    def gin_case(name, kind, in_dim, out_dim, mlp_dim, eps, weighted):
+        ei, x, n, used = graph_args(kind, False)
+        rng = rng_for(name)
+        W1 = glorot(rng, (in_dim, mlp_dim), in_dim, mlp_dim)
+        b1 = small_vec(rng, (mlp_dim,), scale=0.3)
+        W2 = glorot(rng, (mlp_dim, out_dim), mlp_dim, out_dim)
+        b2 = small_vec(rng, (out_dim,))
+        E = used.shape[1]
+        w = (quant(rng.uniform(-1.0, 2.0, size=E), 8) if weighted
+             else np.ones(E))
+        ctor = (f"GINConv(torch.nn.Sequential(torch.nn.Linear({in_dim}, "
+                f"{mlp_dim}), torch.nn.ReLU(), torch.nn.Linear({mlp_dim}, "
+                f"{out_dim})), eps={eps}, train_eps=False)")
+        conv = build(ctor)
+        setp(conv.nn[0].weight, W1.T)
+        setp(conv.nn[0].bias, b1)
+        setp(conv.nn[2].weight, W2.T)
+        setp(conv.nn[2].bias, b2)
+        eit = torch.from_numpy(used)
+        simple = build("SimpleConv(aggr='sum')")
+        sforward = ("conv.nn((1 + eps) * x + SimpleConv(aggr='sum')(x, "
+                    "edge_index, edge_weight=w))")
+        out_s = npy(conv.nn((1 + eps) * T(x)
+                            + simple(T(x), eit, edge_weight=T(w))))
+        checks = {}
+        if weighted:
+            out, forward = out_s, sforward
+            notes = ("PyG's GINConv has no edge weight (its message is x_j; "
+                     "the SparseTensor path even drops adjacency values), so "
+                     "the weighted sum of gin.gnn is computed with PyG's "
+                     "SimpleConv(aggr='sum') (message w_uv * x_j) and the "
+                     f"GINConv's own MLP: {sforward}. ")
+        else:
+            out, forward = npy(conv(T(x), eit)), "conv(x, edge_index)"
+            checks["simpleconv_form_vs_ginconv_rel"] = reldiff(out_s, out)
+            assert checks["simpleconv_form_vs_ginconv_rel"] < REF_TOL
+            notes = ("Unweighted GIN as in the paper: w.npy is all ones "
+                     "(gin.gnn's forward takes w: f32[E]); PyG GINConv itself "
+                     "takes no weights. ")
+        notes += ("Parameter map: W1 = nn[0].weight.T, b1 = nn[0].bias, "
+                  "W2 = nn[2].weight.T, b2 = nn[2].bias; eps fixed "
+                  "(train_eps=False). w is indexed like the columns of "
+                  "edge_index. No self-loops.")
+        assert_ref("out", out, ref_gin(used, x, w, W1, b1, W2, b2, eps),
+                   checks)
+        inputs = x_input(kind, x)
+        inputs["w"] = w
+        write_case(name, gnn="dsl-examples/gin.gnn", definition="GINConv",
+                   hparams={"in_dim": in_dim, "out_dim": out_dim,
+                            "mlp_dim": mlp_dim, "eps": eps},
+                   graph=kind, self_loops=False, ei=ei, n=n, inputs=inputs,
+                   params={"W1": W1, "b1": b1, "W2": W2, "b2": b2},
+                   expected={"out": out}, pyg=ctor, pyg_forward=forward,
+                   notes=notes, checks=checks)
+
+    # ---------------- APPNP ----------------
+
+    def appnp_case(name, kind, loops, dim, k, alpha):
+        ei, _, n, used = graph_args(kind, loops)
+        rng = rng_for(name)
+        h0 = rng.normal(0.0, 1.0, size=(n, dim))
+        ctor = f"APPNP(K={k}, alpha={alpha}, normalize=False)"
+        prop = build(ctor)
+        w = ours_gcn_weight(used, n)
+        out = npy(prop(T(h0), torch.from_numpy(used), edge_weight=T(w)))
+        checks = {}
+        assert_ref("out", out, ref_appnp(used, h0, k, alpha), checks)
+        dctor = f"APPNP(K={k}, alpha={alpha})"
+        default = npy(build(dctor)(T(h0), torch.from_numpy(ei)))
+        rd = reldiff(default, out)
+        expected = {"out": out}
+        notes = [
+            "The case is the propagation layer APPNPProp alone (no "
+            "parameters); its input h0 stands for the MLP's logits and is "
+            "random. out: PyG's APPNP propagation with normalize=False and "
+            "the edge weights of appnp.gnn, w_uv = rsqrt(max(out_deg(u), 1))"
+            " * rsqrt(max(in_deg(v), 1)) on the graph the layer sees.",
+        ]
+        extra = {"pyg_default": dctor,
+                 "pyg_default_forward": "prop(h0, edge_index)  # raw graph"}
+        if kind == "own":
+            expected["out_pyg_default"] = default
+            checks["out_pyg_default_vs_out_rel"] = rd
+            notes.append(
+                f"out_pyg_default: {dctor} (gcn_norm: in-degree at both ends,"
+                " add_remaining_self_loops) on the raw directed graph; NOT "
+                f"what appnp.gnn computes (max rel diff to out {rd:.3g}). "
+                "No self-loops are added for out: vertices without in-edges "
+                f"{empty_rows(used, n)} get exactly alpha * h0.")
+            for i in empty_rows(used, n):
+                assert np.allclose(out[i], alpha * h0[i], rtol=0, atol=1e-15)
+        else:
+            checks["pyg_default_vs_out_rel"] = rd
+            assert rd < REF_TOL
+            notes.append(
+                f"On Cora {dctor} on the raw graph gives the same numbers "
+                f"(max rel diff {rd:.3g}).")
+        if loops:
+            notes.append(LOOP_NOTE)
+        write_case(name, gnn="dsl-examples/appnp.gnn",
+                   definition="APPNPProp",
+                   hparams={"dim": dim, "k": k, "alpha": alpha},
+                   graph=kind, self_loops=loops, ei=ei, n=n,
+                   inputs={"h0": h0}, params={}, expected=expected, pyg=ctor,
+                   pyg_forward="prop(h0, edge_index, edge_weight=w_uv)",
+                   notes=" ".join(notes), checks=checks, extra=extra)
+
+    # ---------------- PyG behaviour probes ----------------
+
+    probe = scatter(T(np.array([[-3.0], [-1.0]])), torch.tensor([0, 0]),
+                    0, dim_size=2, reduce="max")
+    assert probe.numpy().ravel().tolist() == [-1.0, 0.0], probe
+    probe = scatter(T(np.array([[4.0]])), torch.tensor([1]), 0, dim_size=2,
+                    reduce="mean")
+    assert probe.numpy().ravel().tolist() == [0.0, 4.0], probe
+
+    # ---------------- the cases ----------------
+
+    F, O = SMALL_F, 4
+    gcn_case("gcn_small", "own", False, F, O)
+    gcn_case("gcn_small_selfloops", "own", True, F, O)
+    gcn_case("gcn_cora", "cora", True, 1433, 16)
+    gat_case("gat_small_concat", "own", False, F, O, 3, True)
+    gat_case("gat_small_mean", "own", False, F, O, 3, False)
+    gat_case("gat_small_concat_selfloops", "own", True, F, O, 3, True)
+    gat_case("gat_cora_concat", "cora", True, 1433, 2, 8, True, 6.0)
+    gat_case("gat_cora_mean", "cora", True, 1433, 4, 4, False, 6.0)
+    sage_mean_case("sage_mean_small", "own", F, O)
+    sage_mean_case("sage_mean_cora", "cora", 1433, 8)
+    sage_max_case("sage_max_small", "own", F, O, F)
+    sage_max_case("sage_max_small_pool7", "own", F, O, 7)
+    sage_max_case("sage_max_cora", "cora", 1433, 8, 8)
+    gin_case("gin_small", "own", F, O, 6, 0.25, False)
+    gin_case("gin_small_weighted", "own", F, O, 6, 0.25, True)
+    gin_case("gin_cora", "cora", 1433, 8, 8, 0.0, False)
+    appnp_case("appnp_small", "own", False, O, 10, 0.1)
+    appnp_case("appnp_cora", "cora", True, 7, 10, 0.1)
+
+    total = sum(p.stat().st_size for p in out_dir.rglob("*") if p.is_file())
+    for name, meta in summary:
+        print(f"  {name:28s} {meta['definition']:13s} graph={meta['graph']:4s}"
+              f" N={meta['num_nodes']:<5d} E={meta['num_edges']:<6d} "
+              f"out={meta['expected']['out']}")
+    print(f"make_goldens: {len(summary)} cases, {total} bytes in {out_dir}")
+    print("make_goldens: versions", json.dumps(versions))
+    return total
+
+
+def _deb_version(pkg):
+    r = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                       text=True)
+    return r.stdout.strip() or "?"
+
+
+def compare(new_dir, old_dir):
+    import numpy as np
+    new_dir, old_dir = pathlib.Path(new_dir), pathlib.Path(old_dir)
+    names = lambda d: sorted(str(p.relative_to(d)) for p in d.rglob("*")
+                             if p.is_file() and p.parent != d)
+    bad = []
+    if names(new_dir) != names(old_dir):
+        bad.append("file lists differ")
+    for rel in names(new_dir):
+        a, b = new_dir / rel, old_dir / rel
+        if not b.exists():
+            continue
+        if rel.endswith(".npy"):
+            x, y = np.load(a), np.load(b)
+            if x.dtype != y.dtype or x.shape != y.shape:
+                bad.append(f"{rel}: dtype/shape")
+            elif x.size and np.max(np.abs(x - y)) > CHECK_TOL * max(
+                    1.0, float(np.max(np.abs(y)))):
+                bad.append(f"{rel}: values")
+        elif rel.endswith("case.json"):
+            ja, jb = json.loads(a.read_text()), json.loads(b.read_text())
+            for j in (ja, jb):
+                j.pop("checks", None)
+                j.pop("versions", None)
+                j.pop("notes", None)  # carries the measured differences
+            if ja != jb:
+                bad.append(f"{rel}: fields")
+    for line in bad:
+        print("make_goldens --check:", line)
+    return not bad
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--no-install", action="store_true")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--out", default=str(ROOT / "tests" / "goldens"))
+    ap.add_argument("--cora", default=str(DEFAULT_CORA))
+    ap.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if not args.inner:
+        if not args.no_install:
+            install()
+        argv = [DEB_PY, os.path.abspath(__file__), "--inner", *sys.argv[1:]]
+        os.execv(DEB_PY, argv)
+    if args.check:
+        with tempfile.TemporaryDirectory() as tmp:
+            generate(pathlib.Path(tmp) / "goldens", args.cora)
+            ok = compare(pathlib.Path(tmp) / "goldens", args.out)
+        print("make_goldens --check:", "OK" if ok else "DIFFERENT")
+        sys.exit(0 if ok else 1)
+    generate(args.out, args.cora)
+
+
+if __name__ == "__main__":
+    main()
