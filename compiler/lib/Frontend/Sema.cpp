@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gnnc/Frontend/Sema.h"
+#include "gnnc/Frontend/Lexer.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -178,6 +179,7 @@ private:
   bool inRangeLoop = false;
   bool returned = false;
   ForwardDef *forward = nullptr;
+  unsigned nesting = 0;
 };
 
 } // namespace
@@ -280,8 +282,18 @@ void Checker::checkDefinition(DefInfo &info) {
             inst.callee.name);
       continue;
     }
-    if (it->second.state == DefInfo::State::Unvisited)
+    if (it->second.state == DefInfo::State::Unvisited) {
+      // Checking callees first recurses; bound it so a long chain of
+      // definitions cannot exhaust the stack.
+      if (nesting >= FrontendLimits::maxInstanceNesting) {
+        error(inst.callee.loc, DiagID::err_instance_too_deep,
+              FrontendLimits::maxInstanceNesting);
+        continue;
+      }
+      ++nesting;
       checkDefinition(it->second);
+      --nesting;
+    }
   }
 
   // Save and reset per-definition state (recursion above may have used it).

@@ -23,6 +23,8 @@ struct FrontendLimits {
   static constexpr unsigned maxExprDepth = 128;
   /// Bound on the height of any expression tree, flat chains included.
   static constexpr unsigned maxExprHeight = 256;
+  /// Bound on chains of layers instantiating layers.
+  static constexpr unsigned maxInstanceNesting = 64;
 };
 
 /// Splits one buffer into tokens, Python style: NEWLINE ends a logical line,
