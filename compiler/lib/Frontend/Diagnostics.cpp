@@ -44,6 +44,8 @@ void DiagnosticEngine::emit(llvm::SMLoc loc, DiagID id,
   }
   lastErrorPrinted = false;
   ++numErrors;
+  if (unsigned buffer = sourceMgr.FindBufferContainingLoc(loc))
+    errorLines.insert({buffer, sourceMgr.FindLineNumber(loc, buffer)});
   if (stopped)
     return;
   if (numErrors > maxErrors) {
@@ -56,6 +58,12 @@ void DiagnosticEngine::emit(llvm::SMLoc loc, DiagID id,
   }
   lastErrorPrinted = true;
   sourceMgr.PrintMessage(os, loc, llvm::SourceMgr::DK_Error, message);
+}
+
+bool DiagnosticEngine::hasErrorOnLine(llvm::SMLoc loc) const {
+  unsigned buffer = sourceMgr.FindBufferContainingLoc(loc);
+  return buffer &&
+         errorLines.count({buffer, sourceMgr.FindLineNumber(loc, buffer)});
 }
 
 void DiagnosticEngine::reportFile(llvm::StringRef fileName, DiagID id,

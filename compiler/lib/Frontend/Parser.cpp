@@ -60,7 +60,9 @@ std::string Parser::describe(const Token &t) const {
 void Parser::errorExpected(llvm::StringRef what, llvm::StringRef context) {
   // The lexer already explained this token; a second message would only
   // repeat the problem in worse words.
-  if (tok().reported)
+  // Neither after an error the lexer reported on the same line: the parser
+  // would only describe its echo.
+  if (tok().reported || diags.hasErrorOnLine(tok().loc))
     return;
   if (at(TokenKind::indent)) {
     diags.report(tok().loc, DiagID::err_unexpected_indent);
@@ -169,7 +171,9 @@ std::unique_ptr<Definition> Parser::parseDefinition() {
     return nullptr;
   }
   if (!at(TokenKind::newline)) {
-    errorExpected("a new line and an indented body", "after ':'");
+    if (!tok().reported)
+      diags.report(tok().loc, DiagID::err_block_on_same_line,
+                   def->isModel ? "model body" : "layer body");
     skipLine();
     return nullptr;
   }
@@ -448,7 +452,7 @@ StmtPtr Parser::parseStatement() {
   case TokenKind::kw_return: {
     advance();
     if (at(TokenKind::newline)) {
-      diags.report(tok().loc, DiagID::err_return_needs_value);
+      diags.report(loc, DiagID::err_return_needs_value);
       return nullptr;
     }
     ExprPtr value = parseExpr();

@@ -179,6 +179,8 @@ private:
   bool inRangeLoop = false;
   bool returned = false;
   ForwardDef *forward = nullptr;
+  /// The resolved `-> type` of the forward being checked, if valid.
+  std::optional<ValueType> declaredResult;
   unsigned nesting = 0;
 };
 
@@ -381,7 +383,8 @@ void Checker::checkHyperParams(DefInfo &info) {
                   hp.name.name, t.str());
           else
             hpInfo.defaultValue = t.intValue;
-        } else if (!t.isScalar() || !(t.isIntConstant() || t.isConstant)) {
+        } else if (!t.isScalar() || t.elem == ElemType::Bool ||
+                   !(t.isIntConstant() || t.isConstant)) {
           error(hp.defaultValue->getLoc(), DiagID::err_float_hparam_default,
                 hp.name.name, t.str());
         }
@@ -402,6 +405,16 @@ void Checker::checkParams(Definition &def) {
       error(param.type.loc, DiagID::err_param_not_float, param.name.name,
             type->str());
       type.reset();
+    }
+    if (type) {
+      for (const Dim &d : type->shape) {
+        if (mentionsGraphSize(d)) {
+          error(param.type.loc, DiagID::err_param_graph_size, param.name.name,
+                d.str());
+          type.reset();
+          break;
+        }
+      }
     }
     if (!type) {
       // Declared anyway, as an error value, so uses stay quiet.
@@ -436,6 +449,14 @@ void Checker::checkInstances(Definition &def) {
       continue;
     }
     DefInfo &callee = it->second;
+    if (callee.state != DefInfo::State::Done) {
+      // A cycle, reported where it was found; its signature is unknown.
+      for (Arg &arg : inst.args)
+        check(*arg.value);
+      declare(inst.name.name, Binding::Kind::Instance,
+              ValueType::ofKind(ValueType::Kind::Layer), inst.name.loc);
+      continue;
+    }
     InstanceInfo info;
     info.callee = inst.callee.name;
     bool ok = callee.state == DefInfo::State::Done;
@@ -450,7 +471,8 @@ void Checker::checkInstances(Definition &def) {
           error(arg.value->getLoc(), DiagID::err_too_many_args,
                 inst.callee.name,
                 std::to_string(callee.hyperParams.size()) +
-                    " hyper-parameters");
+                    (callee.hyperParams.size() == 1 ? " hyper-parameter"
+                                                    : " hyper-parameters"));
           ok = false;
           break;
         }
@@ -486,7 +508,8 @@ void Checker::checkInstances(Definition &def) {
           continue;
         }
         info.bindings[hp.name] = *t.intValue;
-      } else if (!t.isScalar() || !(t.isIntConstant() || t.isConstant)) {
+      } else if (!t.isScalar() || t.elem == ElemType::Bool ||
+                 !(t.isIntConstant() || t.isConstant)) {
         error(arg.value->getLoc(), DiagID::err_hparam_arg_type, hp.name,
               "a float", t.str());
         error(hp.loc, DiagID::note_declared_here, hp.name);
@@ -530,8 +553,9 @@ std::optional<Dim> Checker::evalDim(Expr &expr) {
     error(expr.getLoc(), DiagID::err_dim_not_int, t.str());
     return std::nullopt;
   }
-  if (std::optional<int64_t> c = t.intValue->getConstant(); c && *c <= 0) {
-    error(expr.getLoc(), DiagID::err_dim_not_positive, std::to_string(*c));
+  std::optional<int64_t> c = t.intValue->getConstant();
+  if ((c && *c <= 0) || t.intValue->isNegativeDefinite()) {
+    error(expr.getLoc(), DiagID::err_dim_not_positive, t.intValue->str());
     return std::nullopt;
   }
   return t.intValue;
@@ -590,6 +614,8 @@ void Checker::checkForward(DefInfo &info, ForwardDef &fwd) {
     std::optional<ValueType> type = resolveType(arg.type, arg.name.name);
     if (!type) {
       signatureOk = false;
+      declare(arg.name.name, Binding::Kind::Arg, ValueType::error(),
+              arg.name.loc);
       continue;
     }
     info.argTypes.push_back(*type);
@@ -609,6 +635,7 @@ void Checker::checkForward(DefInfo &info, ForwardDef &fwd) {
     }
   }
 
+  declaredResult = declared;
   checkBody(fwd.body, /*topLevel=*/true);
   if (!returned && !diags.shouldStop())
     error(fwd.loc, DiagID::err_missing_return);
@@ -672,11 +699,9 @@ void Checker::checkStmt(Stmt &stmt) {
       error(ret.value->getLoc(), DiagID::err_return_not_tensor, t.str());
       return;
     }
-    if (!forward->resultType)
+    if (!forward->resultType || !declaredResult)
       return;
-    std::optional<ValueType> declared = resolveType(*forward->resultType, "");
-    if (!declared)
-      return;
+    const std::optional<ValueType> &declared = declaredResult;
     ValueType got = t;
     if (isWeak(got.elem) && isFloatElem(declared->elem))
       got.elem = declared->elem;
@@ -1167,10 +1192,8 @@ ValueType Checker::checkAttr(AttrExpr &expr) {
                           attr == "outnbs" || attr == "outedges";
     if (isNeighbourSet) {
       if (!vertex || vertex->var != baseName) {
-        if (vertex)
-          error(expr.getLoc(), DiagID::err_nbrs_of_neighbour, baseName, attr);
-        else
-          error(expr.getLoc(), DiagID::err_nbrs_outside_loop, baseName, attr);
+        // Vertices exist only in vertex contexts, so this is a neighbour.
+        error(expr.getLoc(), DiagID::err_nbrs_of_neighbour, baseName, attr);
         return ValueType::error();
       }
       Direction dir = attr.substr(0, 2) == "in" ? Direction::In : Direction::Out;
@@ -1741,8 +1764,8 @@ ValueType Checker::checkBuiltin(CallExpr &call, StringRef name) {
     std::optional<int64_t> c =
         t.isIntConstant() ? t.intValue->getConstant() : std::nullopt;
     if (!c) {
-      error(e->getLoc(), DiagID::err_constant_arg, "axis", name, "integer",
-            t.str());
+      error(e->getLoc(), DiagID::err_constant_arg, "axis", name,
+            "known integer", t.str());
       return std::nullopt;
     }
     return normalizeAxis(*c, x, e->getLoc());
@@ -1877,7 +1900,7 @@ ValueType Checker::checkBuiltin(CallExpr &call, StringRef name) {
       return ValueType::error();
     if (!std::isnan(*p) && !(*p >= 0.0 && *p < 1.0)) {
       error(args.slots[1]->getLoc(), DiagID::err_probability,
-            std::to_string(*p));
+            formatNumber(*p));
       return ValueType::error();
     }
     return concretize(*x);
@@ -2053,16 +2076,17 @@ ValueType Checker::checkGraphMethod(CallExpr &call, const ValueType &graph,
     BuiltinArgs args = matchArgs(call, {"list"}, 1, qualified, diags);
     if (!args.ok)
       return ValueType::error();
+    if (!vertex) {
+      check(*args.slots[0]);
+      error(loc, DiagID::err_aggregate_outside_loop, qualified);
+      return ValueType::error();
+    }
     std::optional<ValueType> x = requireTensor(*args.slots[0]);
     if (!x)
       return ValueType::error();
     if (x->domain != Domain::Edge) {
       error(args.slots[0]->getLoc(), DiagID::err_aggregate_needs_list,
             qualified, x->str());
-      return ValueType::error();
-    }
-    if (!vertex) {
-      error(loc, DiagID::err_aggregate_outside_loop, qualified);
       return ValueType::error();
     }
     if (method != "sum" && !requireFloat(*x, qualified, args.slots[0]->getLoc()))

@@ -138,6 +138,15 @@ std::optional<int64_t> Dim::getConstant() const {
   return std::nullopt;
 }
 
+bool Dim::isNegativeDefinite() const {
+  if (terms.empty())
+    return false;
+  for (const auto &term : terms)
+    if (term.second >= 0)
+      return false;
+  return true;
+}
+
 bool Dim::mentions(llvm::StringRef symbol) const {
   for (const auto &term : terms)
     for (const std::string &s : term.first)
@@ -265,8 +274,7 @@ ValueType ValueType::ofKind(Kind kind) {
   return t;
 }
 
-/// The shortest decimal spelling that reads back as the same double.
-static std::string formatDouble(double value) {
+std::string gnnc::formatNumber(double value) {
   char buf[32];
   for (int precision = 1; precision <= 17; ++precision) {
     snprintf(buf, sizeof(buf), "%.*g", precision, value);
@@ -299,7 +307,7 @@ std::string ValueType::str() const {
     if (intValue)
       out += " = " + intValue->str();
     else if (floatValue)
-      out += " = " + formatDouble(*floatValue);
+      out += " = " + formatNumber(*floatValue);
     if (domain == Domain::Edge)
       out += direction == Direction::In ? " per-edge(in)" : " per-edge(out)";
     else if (domain != Domain::Dense)

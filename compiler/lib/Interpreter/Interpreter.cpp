@@ -508,6 +508,14 @@ template <typename T> Status Evaluator<T>::binary(gnn::BinaryOp op) {
     lift(sa, sb);
   if (b.domain == Domain::dense && a.domain != Domain::dense)
     lift(sb, sa);
+  // Two vertex or edge tensors share their first axis; their rows
+  // broadcast right-aligned behind it.
+  if (a.domain != Domain::dense && b.domain != Domain::dense) {
+    while (sa.size() < sb.size())
+      sa.insert(sa.begin() + 1, 1);
+    while (sb.size() < sa.size())
+      sb.insert(sb.begin() + 1, 1);
+  }
   size_t rank = std::max(sa.size(), sb.size());
   while (sa.size() < rank)
     sa.insert(sa.begin(), 1);

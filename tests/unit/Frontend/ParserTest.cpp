@@ -454,13 +454,14 @@ TEST(ParserTest, SyntaxErrorsRecoverPerLine) {
 }
 
 TEST(ParserTest, ExpressionDepthLimit) {
-  // 126 unary minus signs parse; 127 exceed the 128-level limit, reported
-  // once even for much deeper input.
-  EXPECT_EQ(ExprParse(std::string(126, '-') + "x").f.numErrors(), 0u);
-  ExprParse deep(std::string(127, '-') + "x");
+  // 255 unary minus signs make a tree of height 256 and parse; 256 exceed
+  // the limit, reported once (at the outermost operator) even for much
+  // deeper input.
+  EXPECT_EQ(ExprParse(std::string(255, '-') + "x").f.numErrors(), 0u);
+  ExprParse deep(std::string(256, '-') + "x");
   EXPECT_EQ(deep.f.numErrors(), 1u);
-  EXPECT_NE(deep.f.messages().find("3:143: error: expression is nested more "
-                                   "than 128 levels deep"),
+  EXPECT_NE(deep.f.messages().find("3:16: error: expression is nested more "
+                                   "than 256 levels deep"),
             std::string::npos)
       << deep.f.messages();
   ExprParse deeper(std::string(4000, '-') + "x");

@@ -15,7 +15,9 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <set>
 #include <string>
+#include <utility>
 
 namespace gnnc {
 
@@ -55,6 +57,8 @@ public:
   void reportFile(llvm::StringRef fileName, DiagID id, llvm::StringRef arg);
 
   unsigned getNumErrors() const { return numErrors; }
+  /// Whether an error was reported on the line of `loc`.
+  bool hasErrorOnLine(llvm::SMLoc loc) const;
   bool hadError() const { return numErrors != 0; }
   bool shouldStop() const { return stopped; }
   llvm::SourceMgr &getSourceMgr() { return sourceMgr; }
@@ -69,6 +73,8 @@ private:
   bool stopped = false;
   /// A note is printed only when the error it belongs to was printed.
   bool lastErrorPrinted = false;
+  /// (buffer, line) of every error reported.
+  std::set<std::pair<unsigned, unsigned>> errorLines;
 };
 
 } // namespace gnnc

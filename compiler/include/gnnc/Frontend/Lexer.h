@@ -20,7 +20,9 @@ struct FrontendLimits {
   static constexpr unsigned maxLineColumns = 4096;
   static constexpr unsigned maxIndentLevels = 32;
   static constexpr unsigned maxBracketDepth = 64;
-  static constexpr unsigned maxExprDepth = 128;
+  /// Recursion guard of the parser; the user-facing limits are the bracket
+  /// depth and the expression height, which are reached first.
+  static constexpr unsigned maxExprDepth = 1024;
   /// Bound on the height of any expression tree, flat chains included.
   static constexpr unsigned maxExprHeight = 256;
   /// Bound on chains of layers instantiating layers.

@@ -39,6 +39,9 @@ public:
   bool isConstant() const;
   std::optional<int64_t> getConstant() const;
   bool mentions(llvm::StringRef symbol) const;
+  /// True when every coefficient is negative: the dimension is negative
+  /// for every positive value of its symbols.
+  bool isNegativeDefinite() const;
   bool operator==(const Dim &other) const { return terms == other.terms; }
   bool operator!=(const Dim &other) const { return !(*this == other); }
   std::string str() const;
@@ -132,6 +135,9 @@ constexpr const char *NDst = "N_dst";
 constexpr const char *E = "E";
 constexpr const char *B = "B";
 } // namespace sym
+
+/// The shortest decimal spelling of `value` that reads back exactly.
+std::string formatNumber(double value);
 
 /// True when a dimension depends on a vertex, edge or graph count.
 bool mentionsGraphSize(const Dim &dim);
