@@ -70,6 +70,10 @@ llvm::cl::opt<Precision> precision(
 llvm::cl::opt<bool> selfLoops("self-loops",
                               llvm::cl::desc("Add one self-loop per vertex"),
                               llvm::cl::cat(category));
+llvm::cl::opt<int64_t> numNodes(
+    "num-nodes",
+    llvm::cl::desc("Number of vertices (default: the rows of GRAPH/x.npy)"),
+    llvm::cl::init(-1), llvm::cl::cat(category));
 llvm::cl::opt<bool> training("training",
                              llvm::cl::desc("Apply dropout (training mode)"),
                              llvm::cl::cat(category));
@@ -123,7 +127,7 @@ template <typename T> static int runAs(mlir::ModuleOp module) {
     if (auto graphType = mlir::dyn_cast<g::GraphType>(type)) {
       if (!graph) {
         rt::Graph loaded;
-        rt::Status s = rt::loadGraphDir(graphDir, loaded);
+        rt::Status s = rt::loadGraphDir(graphDir, loaded, numNodes);
         if (!s.ok())
           return fail(s.message());
         if (selfLoops) {
