@@ -31,6 +31,23 @@ echo
 echo "== build/bin/gnnc dsl-examples/gat.gnn --emit=ast"
 build/bin/gnnc dsl-examples/gat.gnn --emit=ast
 
+echo
+echo "== Lowering dsl-examples/*.gnn to the gnn dialect"
+for f in dsl-examples/*.gnn; do
+  if build/bin/gnnc "$f" --emit=mlir >/dev/null 2>build/demo-stderr.txt; then
+    printf '  ok    %s\n' "$f"
+  else
+    printf '  FAIL  %s\n' "$f"
+    sed 's/^/        /' build/demo-stderr.txt
+    fail=$((fail + 1))
+  fi
+done
+rm -f build/demo-stderr.txt
+
+echo
+echo "== build/bin/gnnc dsl-examples/gcn.gnn --emit=mlir --entry GCNConv -D in_dim=1433 -D out_dim=16"
+build/bin/gnnc dsl-examples/gcn.gnn --emit=mlir --entry GCNConv -D in_dim=1433 -D out_dim=16
+
 if ((fail != 0)); then
   exit 1
 fi

@@ -60,9 +60,7 @@ def GNN_UnaryFn : I32EnumAttr<"UnaryFn", "elementwise unary function", [
     I32EnumAttrCase<"tanh", 8>, I32EnumAttrCase<"gelu", 9>,
     I32EnumAttrCase<"elu", 10>, I32EnumAttrCase<"leaky_relu", 11>]> {
   let cppNamespace = "::gnnc::gnn";
-  let genSpecializedAttr = 0;
 }
-def GNN_UnaryFnAttr : EnumAttr<GNN_Dialect, GNN_UnaryFn, "unary_fn">;
 
 def GNN_BinaryFn : I32EnumAttr<"BinaryFn", "elementwise binary function", [
     I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"sub", 1>,
@@ -70,16 +68,12 @@ def GNN_BinaryFn : I32EnumAttr<"BinaryFn", "elementwise binary function", [
     I32EnumAttrCase<"max", 4>, I32EnumAttrCase<"min", 5>,
     I32EnumAttrCase<"pow", 6>]> {
   let cppNamespace = "::gnnc::gnn";
-  let genSpecializedAttr = 0;
 }
-def GNN_BinaryFnAttr : EnumAttr<GNN_Dialect, GNN_BinaryFn, "binary_fn">;
 
 def GNN_ReduceFn : I32EnumAttr<"ReduceFn", "reduction", [
     I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"mean", 1>,
     I32EnumAttrCase<"max", 2>, I32EnumAttrCase<"min", 3>]> {
   let cppNamespace = "::gnnc::gnn";
-  let genSpecializedAttr = 0;
 }
-def GNN_ReduceFnAttr : EnumAttr<GNN_Dialect, GNN_ReduceFn, "reduce_fn">;
 
 #endif // GNNC_DIALECT_GNN_IR_GNNDIALECT_TD

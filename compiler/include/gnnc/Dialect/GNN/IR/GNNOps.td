@@ -187,7 +187,7 @@ def GNN_ScatterOp : GNN_Op<"scatter"> {
     %s = gnn.scatter sum %g, %m : !gnn.graph<graph>, !gnn.tensor<edge, 16xf32> -> !gnn.tensor<dst, 16xf32>
     ```
   }];
-  let arguments = (ins GNN_ReduceFnAttr:$fn, GNN_Graph:$graph,
+  let arguments = (ins GNN_ReduceFn:$fn, GNN_Graph:$graph,
                        GNN_AnyTensor:$input);
   let results = (outs GNN_AnyTensor:$result);
   let assemblyFormat = [{
@@ -226,7 +226,7 @@ def GNN_ReadoutOp : GNN_Op<"readout"> {
     %r = gnn.readout mean %g, %x : !gnn.graph<batched>, !gnn.tensor<dense, ?x16xf32> -> !gnn.tensor<dense, ?x16xf32>
     ```
   }];
-  let arguments = (ins GNN_ReduceFnAttr:$fn, GNN_Graph:$graph,
+  let arguments = (ins GNN_ReduceFn:$fn, GNN_Graph:$graph,
                        GNN_AnyTensor:$input);
   let results = (outs GNN_AnyTensor:$result);
   let assemblyFormat = [{
@@ -264,7 +264,7 @@ def GNN_UnaryOp : GNN_Op<"unary", [SameOperandsAndResultType]> {
     %y = gnn.unary leaky_relu %x {alpha = 2.000000e-01 : f64} : !gnn.tensor<edge, 8x1xf32>
     ```
   }];
-  let arguments = (ins GNN_UnaryFnAttr:$fn, GNN_AnyTensor:$input,
+  let arguments = (ins GNN_UnaryFn:$fn, GNN_AnyTensor:$input,
                        OptionalAttr<F64Attr>:$alpha);
   let results = (outs GNN_AnyTensor:$result);
   let assemblyFormat = "$fn $input attr-dict `:` type($result)";
@@ -282,7 +282,7 @@ def GNN_BinaryOp : GNN_Op<"binary"> {
     %z = gnn.binary mul %a, %m : !gnn.tensor<edge, 8x1xf32>, !gnn.tensor<edge, 8x8xf32> -> !gnn.tensor<edge, 8x8xf32>
     ```
   }];
-  let arguments = (ins GNN_BinaryFnAttr:$fn, GNN_AnyTensor:$lhs,
+  let arguments = (ins GNN_BinaryFn:$fn, GNN_AnyTensor:$lhs,
                        GNN_AnyTensor:$rhs);
   let results = (outs GNN_AnyTensor:$result);
   let assemblyFormat = [{
@@ -334,7 +334,7 @@ def GNN_ReduceOp : GNN_Op<"reduce"> {
     %s = gnn.reduce sum %x {axis = 2 : i64, keepdims} : !gnn.tensor<dense, ?x8x8xf32> -> !gnn.tensor<dense, ?x8x1xf32>
     ```
   }];
-  let arguments = (ins GNN_ReduceFnAttr:$fn, GNN_AnyTensor:$input,
+  let arguments = (ins GNN_ReduceFn:$fn, GNN_AnyTensor:$input,
                        OptionalAttr<I64Attr>:$axis, UnitAttr:$keepdims);
   let results = (outs GNN_AnyTensor:$result);
   let assemblyFormat = "$fn $input attr-dict `:` type($input) `->` type($result)";
