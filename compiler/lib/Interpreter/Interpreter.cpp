@@ -99,12 +99,16 @@ private:
 
   Status binary(gnn::BinaryOp op);
   Status scatter(gnn::ScatterOp op);
+  Status aggregate(gnn::AggregateOp op);
   Status edgeSoftmax(gnn::EdgeSoftmaxOp op);
   Status reduce(gnn::ReduceOp op);
 
   mlir::ModuleOp module;
   const RunOptions &options;
   llvm::DenseMap<mlir::Value, Value<T>> values;
+  /// Inside a gnn.aggregate body: the edge being computed, which keys the
+  /// dropout mask as the unfused op on the [E, ...] tensor would.
+  std::optional<int64_t> currentEdge;
 };
 
 /// Checks an argument against the function's declared type.
@@ -262,6 +266,8 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
     return scatter(s);
   if (auto s = mlir::dyn_cast<EdgeSoftmaxOp>(op))
     return edgeSoftmax(s);
+  if (auto a = mlir::dyn_cast<AggregateOp>(op))
+    return aggregate(a);
   if (auto r = mlir::dyn_cast<ReadoutOp>(op)) {
     const GraphValue &g = graph(r.getGraph());
     const Tensor<T> &in = tensor(r.getInput());
@@ -462,8 +468,10 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
     double p = d.getP().convertToDouble();
     if (options.training && p > 0) {
       T scale = static_cast<T>(1.0 / (1.0 - p));
+      uint64_t base = currentEdge ? *currentEdge * t.data.size() : 0;
       for (size_t i = 0; i < t.data.size(); ++i)
-        t.data[i] = dropoutKeeps(d.getSeed(), i, p) ? t.data[i] * scale : T(0);
+        t.data[i] =
+            dropoutKeeps(d.getSeed(), base + i, p) ? t.data[i] * scale : T(0);
     }
     set(d.getResult(), std::move(t));
     return Status::success();
@@ -618,6 +626,183 @@ template <typename T> Status Evaluator<T>::scatter(gnn::ScatterOp op) {
     }
   }
   set(op.getResult(), std::move(out));
+  return Status::success();
+}
+
+/// For each element of `shape`, the flat index of the element of `from`
+/// that NumPy broadcasting reads (right-aligned, size-1 axes repeat).
+static std::vector<int64_t> broadcastIndex(llvm::ArrayRef<int64_t> from,
+                                           llvm::ArrayRef<int64_t> shape) {
+  std::vector<int64_t> padded(shape.size(), 1);
+  std::copy(from.begin(), from.end(),
+            padded.begin() + (shape.size() - from.size()));
+  std::vector<int64_t> strides = stridesOf(padded);
+  std::vector<int64_t> out(product(shape));
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t flat = 0; flat < static_cast<int64_t>(out.size()); ++flat) {
+    int64_t at = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      at += (padded[d] == 1 ? 0 : index[d]) * strides[d];
+    out[flat] = at;
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+/// Runs the body once per edge of every vertex, in CSR (or CSC) order,
+/// folding the yields as the reductions say. `softmax_sum` keeps a running
+/// maximum and rescales, so large logits never overflow.
+template <typename T> Status Evaluator<T>::aggregate(gnn::AggregateOp op) {
+  using namespace gnn;
+  const rt::Graph &g = edges(op.getGraph());
+  bool byDst = op.getBy() == Domain::dst;
+  int64_t count = byDst ? g.numDst() : g.numSrc();
+  const std::vector<int64_t> &ptr = byDst ? g.inPtr() : g.outPtr();
+  const std::vector<int64_t> &edgeIds = byDst ? g.inEdge() : g.outEdge();
+  mlir::Block &block = op.getBlock();
+  auto yield = mlir::cast<YieldOp>(block.getTerminator());
+
+  std::vector<const Tensor<T> *> inputs;
+  for (mlir::Value v : op.getInputs())
+    inputs.push_back(&tensor(v));
+
+  struct State {
+    std::string kind;
+    unsigned first; // index of the first yield
+    std::vector<int64_t> rowShape;
+    int64_t rowSize = 0;
+    std::vector<int64_t> logitOf; // softmax_sum: value element -> logit
+    int64_t logitSize = 0;
+    double dropout = 0;
+    int64_t seed = 0;
+    Tensor<T> result;
+  };
+  std::vector<State> states;
+  unsigned next = 0;
+  for (unsigned i = 0; i < op.getNumResults(); ++i) {
+    State st;
+    st.kind = op.getKind(i).str();
+    st.first = next;
+    auto type = mlir::cast<DomainTensorType>(op.getResult(i).getType());
+    st.rowShape.assign(type.getShape().begin(), type.getShape().end());
+    st.rowSize = product(st.rowShape);
+    if (st.kind == "softmax_sum") {
+      auto logitType = mlir::cast<DomainTensorType>(
+          yield.getValues()[next].getType());
+      st.logitSize = product(logitType.getShape());
+      st.logitOf = broadcastIndex(logitType.getShape(), st.rowShape);
+      auto dict = mlir::cast<mlir::DictionaryAttr>(op.getReductions()[i]);
+      if (auto p = dict.getAs<mlir::FloatAttr>("dropout"))
+        st.dropout = options.training ? p.getValueAsDouble() : 0.0;
+      if (auto seed = dict.getAs<mlir::IntegerAttr>("seed"))
+        st.seed = seed.getInt();
+    }
+    std::vector<int64_t> shape{count};
+    shape.insert(shape.end(), st.rowShape.begin(), st.rowShape.end());
+    st.result = Tensor<T>{type.getDomain(), shape,
+                          std::vector<T>(count * st.rowSize, T(0))};
+    next += op.getNumYields(i);
+    states.push_back(std::move(st));
+  }
+
+  Evaluator<T> body(module, options);
+  auto rowOf = [&](const Tensor<T> &t, int64_t r) {
+    int64_t size = product(llvm::ArrayRef<int64_t>(t.shape).drop_front());
+    Tensor<T> row = Tensor<T>::dense(
+        std::vector<int64_t>(t.shape.begin() + 1, t.shape.end()), {});
+    row.data.assign(t.data.begin() + r * size, t.data.begin() + (r + 1) * size);
+    return row;
+  };
+  for (int64_t v = 0; v < count; ++v) {
+    int64_t begin = ptr[v], end = ptr[v + 1];
+    // Running statistics of softmax_sum, per logit element.
+    std::vector<std::vector<T>> runMax(states.size()), runSum(states.size());
+    for (size_t i = 0; i < states.size(); ++i) {
+      runMax[i].assign(states[i].logitSize, T(0));
+      runSum[i].assign(states[i].logitSize, T(0));
+    }
+    for (int64_t k = begin; k < end; ++k) {
+      int64_t e = edgeIds[k];
+      for (auto [input, arg] : llvm::zip(inputs, block.getArguments())) {
+        switch (input->domain) {
+        case Domain::src:
+          body.values[arg] = rowOf(*input, g.edgeSrc()[e]);
+          break;
+        case Domain::dst:
+          body.values[arg] = rowOf(*input, g.edgeDst()[e]);
+          break;
+        case Domain::edge:
+          body.values[arg] = rowOf(*input, e);
+          break;
+        case Domain::dense:
+          body.values[arg] = *input;
+          break;
+        }
+      }
+      body.currentEdge = e;
+      for (mlir::Operation &inner : block.without_terminator()) {
+        Status s = body.eval(&inner);
+        if (!s.ok())
+          return s;
+      }
+      for (size_t i = 0; i < states.size(); ++i) {
+        State &st = states[i];
+        T *out = &st.result.data[v * st.rowSize];
+        if (st.kind != "softmax_sum") {
+          const Tensor<T> &x = body.tensor(yield.getValues()[st.first]);
+          for (int64_t j = 0; j < st.rowSize; ++j) {
+            T value = x.data[j];
+            if (st.kind == "max")
+              out[j] = k == begin || value > out[j] ? value : out[j];
+            else if (st.kind == "min")
+              out[j] = k == begin || value < out[j] ? value : out[j];
+            else
+              out[j] += value;
+          }
+          continue;
+        }
+        const Tensor<T> &logit = body.tensor(yield.getValues()[st.first]);
+        const Tensor<T> &value = body.tensor(yield.getValues()[st.first + 1]);
+        std::vector<T> scale(st.logitSize), weight(st.logitSize);
+        for (int64_t li = 0; li < st.logitSize; ++li) {
+          T l = logit.data[li];
+          T newMax = k == begin ? l : std::max(runMax[i][li], l);
+          scale[li] = k == begin ? T(0) : std::exp(runMax[i][li] - newMax);
+          T p = std::exp(l - newMax);
+          runSum[i][li] = runSum[i][li] * scale[li] + p;
+          runMax[i][li] = newMax;
+          T keep = T(1);
+          if (st.dropout > 0)
+            keep = dropoutKeeps(st.seed, e * st.logitSize + li, st.dropout)
+                       ? static_cast<T>(1.0 / (1.0 - st.dropout))
+                       : T(0);
+          weight[li] = p * keep;
+        }
+        for (int64_t j = 0; j < st.rowSize; ++j) {
+          int64_t li = st.logitOf[j];
+          out[j] = out[j] * scale[li] + weight[li] * value.data[j];
+        }
+      }
+    }
+    for (size_t i = 0; i < states.size(); ++i) {
+      State &st = states[i];
+      T *out = &st.result.data[v * st.rowSize];
+      if (end == begin)
+        continue; // an empty neighbourhood gives 0
+      if (st.kind == "mean")
+        for (int64_t j = 0; j < st.rowSize; ++j)
+          out[j] /= static_cast<T>(end - begin);
+      if (st.kind == "softmax_sum")
+        for (int64_t j = 0; j < st.rowSize; ++j)
+          out[j] /= runSum[i][st.logitOf[j]];
+    }
+  }
+  for (size_t i = 0; i < states.size(); ++i)
+    set(op.getResult(i), std::move(states[i].result));
   return Status::success();
 }
 

@@ -17,11 +17,13 @@
 
 #include "gnnc/Conversion/ASTToGNN/MLIRGen.h"
 #include "gnnc/Frontend/Frontend.h"
+#include "gnnc/Dialect/GNN/Transforms/Passes.h"
 #include "gnnc/Interpreter/Interpreter.h"
 #include "gnnc/runtime/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -74,6 +76,9 @@ llvm::cl::opt<int64_t> numNodes(
     "num-nodes",
     llvm::cl::desc("Number of vertices (default: the rows of GRAPH/x.npy)"),
     llvm::cl::init(-1), llvm::cl::cat(category));
+llvm::cl::opt<bool> fuse("fuse",
+                          llvm::cl::desc("Run the fused IR (after gnn-fuse)"),
+                          llvm::cl::cat(category));
 llvm::cl::opt<bool> training("training",
                              llvm::cl::desc("Apply dropout (training mode)"),
                              llvm::cl::cat(category));
@@ -239,6 +244,12 @@ int main(int argc, char **argv) {
       mlirGen(context, *frontend.module, diags, options);
   if (!module)
     return 1;
+  if (fuse) {
+    mlir::PassManager pm(&context);
+    gnn::buildFusionPipeline(pm);
+    if (mlir::failed(pm.run(*module)))
+      return 1;
+  }
   return precision == Precision::F64 ? runAs<double>(*module)
                                      : runAs<float>(*module);
 }

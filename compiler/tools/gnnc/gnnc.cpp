@@ -7,7 +7,10 @@
 #include "gnnc/Conversion/ASTToGNN/MLIRGen.h"
 #include "gnnc/Frontend/Frontend.h"
 
+#include "gnnc/Dialect/GNN/Transforms/Passes.h"
+
 #include "mlir/IR/AsmState.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Diagnostics.h"
 
@@ -23,7 +26,7 @@
 using namespace gnnc;
 
 namespace {
-enum class EmitKind { Tokens, AST, MLIR };
+enum class EmitKind { Tokens, AST, MLIR, MLIRFused };
 
 llvm::cl::OptionCategory gnncCategory("gnnc options");
 
@@ -44,7 +47,9 @@ llvm::cl::opt<EmitKind> emitKind(
         clEnumValN(EmitKind::AST, "ast",
                    "the checked AST with locations and types"),
         clEnumValN(EmitKind::MLIR, "mlir",
-                   "the gnn dialect, before any optimisation")),
+                   "the gnn dialect, before any optimisation"),
+        clEnumValN(EmitKind::MLIRFused, "mlir-fused",
+                   "the gnn dialect after gather-scatter fusion")),
     llvm::cl::cat(gnncCategory));
 
 llvm::cl::list<std::string>
@@ -85,6 +90,7 @@ int main(int argc, char **argv) {
   llvm::cl::SetVersionPrinter(printVersion);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "gnnc: a compiler for node-centric graph neural networks\n");
 
@@ -108,7 +114,7 @@ int main(int argc, char **argv) {
 
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> mlirModule;
-  if (emitKind == EmitKind::MLIR) {
+  if (emitKind == EmitKind::MLIR || emitKind == EmitKind::MLIRFused) {
     MLIRGenOptions options;
     options.entry = entry;
     for (const std::string &define : defines) {
@@ -125,6 +131,14 @@ int main(int argc, char **argv) {
     mlirModule = mlirGen(context, *result.module, diags, options);
     if (!mlirModule)
       return 1;
+    if (emitKind == EmitKind::MLIRFused) {
+      mlir::PassManager pm(&context);
+      if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
+        return 1;
+      gnnc::gnn::buildFusionPipeline(pm);
+      if (mlir::failed(pm.run(*mlirModule)))
+        return 1;
+    }
   }
 
   std::error_code ec;
@@ -139,7 +153,7 @@ int main(int argc, char **argv) {
   else if (emitKind == EmitKind::AST)
     dumpAST(*result.module, sourceMgr, output.os());
   else
-    mlirModule->print(output.os());
+    mlirModule->print(output.os(), mlir::OpPrintingFlags());
   output.os().flush();
   if (output.os().has_error()) {
     llvm::WithColor::error(llvm::errs(), outputFile)

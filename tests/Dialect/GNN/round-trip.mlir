@@ -297,22 +297,23 @@ func.func @Model(%g: !gnn.graph<graph> {gnn.name = "g"},
   return %0 : !gnn.tensor<dense, ?x2xf32>
 }
 
-// The generic form spells out the enum attributes and operand segments.
+// The generic form spells out the properties; the function enums are i32
+// case numbers (sum = 0, neg = 0, leaky_relu = 11, add = 0, max = 2).
 // GENERIC-LABEL: "func.func"() <{{{.*}}sym_name = "graph_facts"
 // GENERIC: "gnn.in_degree"(%{{.*}}) : (!gnn.graph<graph>) -> !gnn.tensor<dense, ?xf32>
 // GENERIC: "gnn.relation"(%{{.*}}) <{name = "cites"}> : (!gnn.graph<hetero>) -> !gnn.graph<graph>
 // GENERIC-LABEL: sym_name = "domains"
-// GENERIC: "gnn.scatter"(%{{.*}}, %{{.*}}) <{fn = #gnn<reduce_fn sum>}> : (!gnn.graph<graph>, !gnn.tensor<edge, 16xf32>) -> !gnn.tensor<dst, 16xf32>
+// GENERIC: "gnn.scatter"(%{{.*}}, %{{.*}}) <{fn = 0 : i32}> : (!gnn.graph<graph>, !gnn.tensor<edge, 16xf32>) -> !gnn.tensor<dst, 16xf32>
 // GENERIC-LABEL: sym_name = "edge_softmax"
 // GENERIC: "gnn.edge_softmax"(%{{.*}}, %{{.*}}) <{by = #gnn<domain dst>}>
 // GENERIC-LABEL: sym_name = "elementwise"
 // GENERIC: "gnn.constant"() <{value = 1.000000e+00 : f64}> : () -> !gnn.tensor<dense, f32>
-// GENERIC: "gnn.unary"(%{{.*}}) <{fn = #gnn<unary_fn neg>}> : (!gnn.tensor<edge, 8x1xf32>) -> !gnn.tensor<edge, 8x1xf32>
-// GENERIC: "gnn.unary"(%{{.*}}) <{alpha = 2.000000e-01 : f64, fn = #gnn<unary_fn leaky_relu>}>
-// GENERIC: "gnn.binary"(%{{.*}}, %{{.*}}) <{fn = #gnn<binary_fn add>}>
+// GENERIC: "gnn.unary"(%{{.*}}) <{fn = 0 : i32}> : (!gnn.tensor<edge, 8x1xf32>) -> !gnn.tensor<edge, 8x1xf32>
+// GENERIC: "gnn.unary"(%{{.*}}) <{alpha = 2.000000e-01 : f64, fn = 11 : i32}>
+// GENERIC: "gnn.binary"(%{{.*}}, %{{.*}}) <{fn = 0 : i32}>
 // GENERIC-LABEL: sym_name = "dense_ops"
-// GENERIC: "gnn.reduce"(%{{.*}}) <{axis = 2 : i64, fn = #gnn<reduce_fn sum>, keepdims}>
-// GENERIC: "gnn.reduce"(%{{.*}}) <{fn = #gnn<reduce_fn max>}>
+// GENERIC: "gnn.reduce"(%{{.*}}) <{axis = 2 : i64, fn = 0 : i32, keepdims}>
+// GENERIC: "gnn.reduce"(%{{.*}}) <{fn = 2 : i32}>
 // GENERIC: "gnn.softmax"(%{{.*}}) <{axis = 1 : i64, log}>
 // GENERIC: "gnn.concat"(%{{.*}}, %{{.*}}) <{axis = 1 : i64}>
 // GENERIC: "gnn.dropout"(%{{.*}}) <{p = 5.000000e-01 : f64, seed = 7 : i64}>

@@ -531,5 +531,98 @@ OpFoldResult DropoutOp::fold(FoldAdaptor) {
   return {};
 }
 
+//===----------------------------------------------------------------------===//
+// Fused aggregation
+//===----------------------------------------------------------------------===//
+
+llvm::StringRef AggregateOp::getKind(unsigned i) {
+  auto dict = dyn_cast<DictionaryAttr>(getReductions()[i]);
+  auto kind = dict ? dict.getAs<StringAttr>("kind") : StringAttr();
+  return kind ? kind.getValue() : "";
+}
+
+LogicalResult AggregateOp::verify() {
+  if (getBy() != Domain::src && getBy() != Domain::dst)
+    return emitOpError("'by' must be src or dst");
+  if (getReductions().size() != getNumResults())
+    return emitOpError("needs one reduction per result, got ")
+           << getReductions().size() << " for " << getNumResults();
+  for (unsigned i = 0; i < getNumResults(); ++i) {
+    auto dict = dyn_cast<DictionaryAttr>(getReductions()[i]);
+    if (!dict)
+      return emitOpError("reduction ") << i << " must be a dictionary";
+    StringRef kind = getKind(i);
+    if (kind != "sum" && kind != "mean" && kind != "max" && kind != "min" &&
+        kind != "softmax_sum")
+      return emitOpError("reduction ")
+             << i << " has unknown kind '" << kind
+             << "'; expected sum, mean, max, min or softmax_sum";
+    for (NamedAttribute entry : dict) {
+      StringRef key = entry.getName().getValue();
+      if (key == "kind")
+        continue;
+      if (kind != "softmax_sum" || (key != "dropout" && key != "seed"))
+        return emitOpError("reduction ")
+               << i << " has unexpected entry '" << key << "'";
+    }
+    if (auto p = dict.getAs<FloatAttr>("dropout")) {
+      double prob = p.getValueAsDouble();
+      if (!(prob >= 0.0 && prob < 1.0) || !dict.getAs<IntegerAttr>("seed"))
+        return emitOpError("reduction ")
+               << i << ": dropout needs a probability in [0, 1) and a seed";
+    }
+    DomainTensorType t = tensorOf(getResult(i));
+    if (t.getDomain() != getBy())
+      return emitOpError("results must be in domain ")
+             << stringifyDomain(getBy());
+  }
+  for (Value input : getInputs()) {
+    if (tensorOf(input).getDomain() == Domain::dense)
+      for (int64_t d : tensorOf(input).getShape())
+        if (ShapedType::isDynamic(d))
+          return emitOpError("dense inputs must not have a vertex axis");
+  }
+  return success();
+}
+
+LogicalResult AggregateOp::verifyRegions() {
+  Block &block = getBlock();
+  if (block.getNumArguments() != getInputs().size())
+    return emitOpError("body takes one argument per input");
+  for (auto [input, arg] : llvm::zip(getInputs(), block.getArguments())) {
+    DomainTensorType in = tensorOf(input);
+    DomainTensorType row = in.withDomain(Domain::dense);
+    if (arg.getType() != row)
+      return emitOpError("body argument ")
+             << arg.getArgNumber() << " must be " << row << ", the row of "
+             << in;
+  }
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return emitOpError("body must end with gnn.yield");
+  unsigned want = 0;
+  for (unsigned i = 0; i < getNumResults(); ++i)
+    want += getNumYields(i);
+  if (yield.getValues().size() != want)
+    return emitOpError("body yields ")
+           << yield.getValues().size() << " values, reductions need " << want;
+  unsigned next = 0;
+  for (unsigned i = 0; i < getNumResults(); ++i) {
+    DomainTensorType result = tensorOf(getResult(i));
+    Value value = yield.getValues()[next + getNumYields(i) - 1];
+    if (tensorOf(value).withDomain(result.getDomain()) != result)
+      return emitOpError("result ")
+             << i << " must have the rows of its yielded value";
+    next += getNumYields(i);
+  }
+  for (Operation &op : block.without_terminator())
+    for (Value v : op.getResults())
+      if (auto t = dyn_cast<DomainTensorType>(v.getType());
+          t && t.getDomain() != Domain::dense)
+        return op.emitOpError("inside gnn.aggregate computes rows: its "
+                              "results must be dense");
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "gnnc/Dialect/GNN/IR/GNNOps.cpp.inc"

@@ -401,4 +401,73 @@ def GNN_DropoutOp : GNN_Op<"dropout", [SameOperandsAndResultType]> {
   let hasFolder = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Fused aggregation
+//===----------------------------------------------------------------------===//
+
+def GNN_AggregateOp : GNN_Op<"aggregate", [IsolatedFromAbove, SingleBlock]> {
+  let summary = "a fused gather-compute-scatter over each vertex's edges";
+  let description = [{
+    One pass over the edges of every destination (`by = dst`, CSR) or source
+    (`by = src`, CSC) vertex. For each edge the body computes per-edge rows
+    from its inputs and yields them; each entry of `reductions` folds its
+    yields into one result row per vertex. Nothing per edge is stored.
+
+    Inputs are `src`, `dst` or `edge` tensors, whose block argument is the
+    row of the edge's source, destination or the edge itself (a dense tensor
+    of the row shape), or dense tensors, passed unchanged.
+
+    Reductions, in order, each a dictionary with a `kind`:
+    - `sum`, `mean`, `max`, `min`: one yield each; an empty neighbourhood
+      gives 0;
+    - `softmax_sum`: two yields, logits `l` and values `m`; the result is
+      `sum_e softmax(l)_e * m_e` with the softmax over the vertex's edges,
+      computed online (running maximum and rescaling) so that no logit
+      overflows. Optional `dropout` (probability) and `seed` drop
+      normalised attention weights, with the mask of `gnn.dropout` on the
+      `[E, ...]` weight tensor.
+
+    A `gnn.dropout` inside the body masks by (seed, edge, element), so it
+    drops exactly what the unfused op on the edge tensor drops.
+
+    ```mlir
+    %h = gnn.aggregate %g (%es, %ed, %hs : !gnn.tensor<src, 8x1xf32>, !gnn.tensor<dst, 8x1xf32>, !gnn.tensor<src, 8x8xf32>)
+           by #gnn<domain dst> reductions [ {kind = "softmax_sum"} ] : !gnn.graph<graph> -> !gnn.tensor<dst, 8x8xf32> {
+    ^bb0(%a: !gnn.tensor<dense, 8x1xf32>, %b: !gnn.tensor<dense, 8x1xf32>, %m: !gnn.tensor<dense, 8x8xf32>):
+      %l = gnn.binary add %a, %b : !gnn.tensor<dense, 8x1xf32>, !gnn.tensor<dense, 8x1xf32> -> !gnn.tensor<dense, 8x1xf32>
+      gnn.yield %l, %m : !gnn.tensor<dense, 8x1xf32>, !gnn.tensor<dense, 8x8xf32>
+    }
+    ```
+  }];
+  let arguments = (ins GNN_Graph:$graph, Variadic<GNN_AnyTensor>:$inputs,
+                       GNN_DomainAttr:$by, ArrayAttr:$reductions);
+  let results = (outs Variadic<GNN_AnyTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $graph `(` ($inputs^ `:` type($inputs))? `)` `by` $by `reductions`
+    $reductions attr-dict `:` type($graph) `->` type($results) $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The kind of reduction `i` ("sum", "mean", "max", "min",
+    /// "softmax_sum").
+    ::llvm::StringRef getKind(unsigned i);
+    /// How many values reduction `i` consumes from the yield.
+    unsigned getNumYields(unsigned i) { return getKind(i) == "softmax_sum" ? 2 : 1; }
+    ::mlir::Block &getBlock() { return getBody().front(); }
+  }];
+}
+
+def GNN_YieldOp : GNN_Op<"yield", [Terminator, HasParent<"AggregateOp">]> {
+  let summary = "the per-edge values of an aggregation body";
+  let description = [{
+    ```mlir
+    gnn.yield %l, %m : !gnn.tensor<dense, 8x1xf32>, !gnn.tensor<dense, 8x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<GNN_AnyTensor>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+}
+
 #endif // GNNC_DIALECT_GNN_IR_GNNOPS_TD

@@ -9,6 +9,7 @@
 
 #include "gnnc/Dialect/GNN/IR/GNN.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -19,6 +20,10 @@ namespace gnnc::gnn {
 
 #define GEN_PASS_REGISTRATION
 #include "gnnc/Dialect/GNN/Transforms/Passes.h.inc"
+
+/// Adds the fusion pipeline: canonicalize and CSE (so equal gathers meet),
+/// gnn-fuse, then canonicalize and CSE again.
+void buildFusionPipeline(mlir::OpPassManager &pm);
 
 } // namespace gnnc::gnn
 

@@ -19,4 +19,35 @@ def GNNInference : Pass<"gnn-inference", "mlir::ModuleOp"> {
   let dependentDialects = ["::gnnc::gnn::GNNDialect"];
 }
 
+def GNNFuse : Pass<"gnn-fuse", "mlir::ModuleOp"> {
+  let summary = "Fuse gather-injective-scatter chains into gnn.aggregate";
+  let description = [{
+    Replaces every `gnn.scatter` and the per-edge computation feeding it by
+    one `gnn.aggregate`: gathers become inputs, row-local ops move into its
+    body, `edge_softmax` (or `exp(l) / sum(exp(l))`) followed by a weighted
+    sum becomes an online `softmax_sum` reduction, and independent
+    aggregations over the same edges share one op. Afterwards no edge
+    tensor is left that only fed fused chains.
+  }];
+  let dependentDialects = ["::gnnc::gnn::GNNDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def GNNReportIntermediates : Pass<"gnn-report-intermediates", "mlir::ModuleOp"> {
+  let summary = "Print the bytes of intermediate tensors of each function";
+  let description = [{
+    For each function, sums the sizes of the tensors its ops produce outside
+    `gnn.aggregate` bodies (arguments excluded), with run-time sizes taken
+    from the options: a `?` vertex axis counts `vertices` rows, a vertex
+    tensor `vertices` rows, an edge tensor `edges` rows. Prints one line per
+    function and a breakdown by domain to standard output; the IR is left
+    unchanged.
+  }];
+  let options = [
+    Option<"vertices", "vertices", "int64_t", "2708",
+           "Number of vertices (N)">,
+    Option<"edges", "edges", "int64_t", "10556", "Number of edges (E)">,
+  ];
+}
+
 #endif // GNNC_DIALECT_GNN_TRANSFORMS_PASSES_TD
