@@ -47,7 +47,9 @@ static int64_t product(llvm::ArrayRef<int64_t> shape) {
 static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(shape[i]);
+    out += (i ? ", " : "") + (mlir::ShapedType::isDynamic(shape[i])
+                                  ? std::string("?")
+                                  : std::to_string(shape[i]));
   return out + "]";
 }
 
@@ -288,6 +290,8 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
         T &acc = out.data[b * row + j];
         if (r.getFn() == ReduceFn::max)
           acc = count[b] == 0 ? x : std::max(acc, x);
+        else if (r.getFn() == ReduceFn::min)
+          acc = count[b] == 0 ? x : std::min(acc, x);
         else
           acc += x;
       }
@@ -389,7 +393,7 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
         known *= shape[i];
     }
     int64_t rows = offset ? t.shape[0] : 1;
-    int64_t total = t.numElements() / rows;
+    int64_t total = product(llvm::ArrayRef<int64_t>(t.shape).drop_front(offset));
     if (dynamicAt >= 0)
       shape[dynamicAt] = known ? total / known : 0;
     if (product(shape) != total)
@@ -504,11 +508,14 @@ template <typename T> Status Evaluator<T>::binary(gnn::BinaryOp op) {
   const Tensor<T> &b = tensor(op.getRhs());
   std::vector<int64_t> sa = a.shape, sb = b.shape;
   Domain domain = a.domain == Domain::dense ? b.domain : a.domain;
-  auto lift = [&](std::vector<int64_t> &dense, const std::vector<int64_t> &other) {
-    // Right-align `dense` with the other operand's rows, then add a size-1
-    // vertex axis in front.
-    size_t rowRank = other.size() - 1;
-    while (dense.size() < rowRank)
+  // A dense operand broadcasts against the rows of a vertex or edge tensor:
+  // both get the larger row rank (the rows padded behind the leading axis,
+  // the dense shape on the left), then the dense one a size-1 leading axis.
+  auto lift = [&](std::vector<int64_t> &dense, std::vector<int64_t> &rows) {
+    size_t rank = std::max(dense.size(), rows.size() - 1);
+    while (rows.size() - 1 < rank)
+      rows.insert(rows.begin() + 1, 1);
+    while (dense.size() < rank)
       dense.insert(dense.begin(), 1);
     dense.insert(dense.begin(), 1);
   };

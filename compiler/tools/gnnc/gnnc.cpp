@@ -152,8 +152,10 @@ int main(int argc, char **argv) {
     printTokens(result.tokens, sourceMgr, output.os());
   else if (emitKind == EmitKind::AST)
     dumpAST(*result.module, sourceMgr, output.os());
-  else
+  else {
     mlirModule->print(output.os(), mlir::OpPrintingFlags());
+    output.os() << "\n";
+  }
   output.os().flush();
   if (output.os().has_error()) {
     llvm::WithColor::error(llvm::errs(), outputFile)

@@ -740,7 +740,7 @@ func.func @concat_off_axis(%a: !gnn.tensor<dense, 4x8xf32>, %b: !gnn.tensor<dens
 // -----
 
 func.func @concat_result(%a: !gnn.tensor<dense, 4x8xf32>) {
-  // expected-error@+1 {{'gnn.concat' op result shape must be [4, 16]}}
+  // expected-error@+1 {{'gnn.concat' op result must be dense [4, 16] of 'f32'}}
   %0 = gnn.concat %a, %a {axis = 1 : i64} : !gnn.tensor<dense, 4x8xf32>, !gnn.tensor<dense, 4x8xf32> -> !gnn.tensor<dense, 4x8xf32>
   return
 }

@@ -1099,7 +1099,7 @@ layer Outer():
 
 // gnn.readout min computes a sum: Evaluator::eval(ReadoutOp) handles max and
 // otherwise accumulates.
-TEST(InterpreterKnownBugs, DISABLED_ReadoutMin) {
+TEST(InterpreterRegression, ReadoutMin) {
   Program p;
   ASSERT_TRUE(parseIR(p, kRowOps, "readout_min"));
   interp::GraphValue g = graphValue(makeGraph({}, {}, 4, 4), GK::batched);
@@ -1123,7 +1123,7 @@ layer Z():
         return [v.m for v in g.dst_vertex]
 )gnn";
 
-TEST(InterpreterKnownBugs, DISABLED_ReshapeEdgeRowsWithoutEdges) {
+TEST(InterpreterRegression, ReshapeEdgeRowsWithoutEdges) {
   Program p;
   ASSERT_TRUE(compile(p, kReshapeEdges, "Z"));
   // Two isolated vertices: both sums are empty, so 0.
@@ -1174,7 +1174,7 @@ layer Flatten():
         return reshape(x, [N * 4])
 )gnn";
 
-TEST(InterpreterKnownBugs, DISABLED_ReshapeToAProductOfN) {
+TEST(InterpreterRegression, ReshapeToAProductOfN) {
   Program p;
   ASSERT_TRUE(compile(p, kFlatten, "Flatten"));
   Data x{1, 2, 3, 4, 5, 6, 7, 8};
@@ -1189,7 +1189,7 @@ TEST(InterpreterKnownBugs, DISABLED_ReshapeToAProductOfN) {
 // the vertex tensor is padded on the left of its vertex axis: [1, N, 2]
 // against [1, 3, 2]. With N != 3 the run fails ("do not broadcast"); with
 // N == 3 it silently returns a [1, 3, 2] tensor instead of [3, 3, 2].
-TEST(InterpreterKnownBugs, DISABLED_DenseOfHigherRankBroadcastsAgainstRows) {
+TEST(InterpreterRegression, DenseOfHigherRankBroadcastsAgainstRows) {
   Program p;
   ASSERT_TRUE(compile(p, kRowBroadcast, "Outer"));
   // x = [1, 2], [3, 4]; W = [[1, 10], [2, 20], [3, 30]].
@@ -1212,7 +1212,7 @@ TEST(InterpreterKnownBugs, DISABLED_DenseOfHigherRankBroadcastsAgainstRows) {
 // The shape in an argument error prints a run-time size as
 // -9223372036854775808 (ShapedType::kDynamic) instead of `?`: the
 // interpreter's shapeString does not know about dynamic sizes.
-TEST(InterpreterKnownBugs, DISABLED_DynamicSizePrintsAsQuestionMark) {
+TEST(InterpreterRegression, DynamicSizePrintsAsQuestionMark) {
   Program p;
   ASSERT_TRUE(compile(p, kAggregations, "Agg"));
   EXPECT_TRUE(contains(

@@ -31,6 +31,13 @@ using namespace gnnc;
 using mlir::Value;
 namespace g = gnnc::gnn;
 
+static std::string mlirTypeString(mlir::Type t) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  t.print(os);
+  return out;
+}
+
 void gnnc::loadGNNDialects(mlir::MLIRContext &context) {
   context.getOrLoadDialect<g::GNNDialect>();
   context.getOrLoadDialect<mlir::func::FuncDialect>();
@@ -1044,6 +1051,16 @@ Value MLIRGenImpl::lowerBinary(g::BinaryFn op, const Expr &lhs,
   }
   if (!a || !b)
     return nullptr;
+  if (typeOf(a).getElementType() != typeOf(b).getElementType()) {
+    // A run-time integer (g.n_nodes, an int argument) meeting a float
+    // tensor: the dialect has no conversion op yet.
+    fail(lhs.getLoc(), "arithmetic between " +
+                           mlirTypeString(typeOf(a).getElementType()) +
+                           " and " +
+                           mlirTypeString(typeOf(b).getElementType()) +
+                           " values");
+    return nullptr;
+  }
   Direction direction = Direction::In;
   for (const Expr *e : {&lhs, &rhs})
     if (e->type && e->type->domain == Domain::Edge)

@@ -163,6 +163,16 @@ static LogicalResult expectFloat(Operation *op, DomainTensorType t) {
          << t.getElementType();
 }
 
+/// Vertex and edge tensors live on one edge set: a relation of a hetero
+/// graph, never the hetero graph itself.
+static LogicalResult expectOneEdgeSet(Operation *op, Value graph) {
+  if (cast<GraphType>(graph.getType()).getKind() == GraphKind::hetero)
+    return op->emitOpError(
+        "needs one relation of a hetero graph (gnn.relation), not the "
+        "hetero graph");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Graph facts
 //===----------------------------------------------------------------------===//
@@ -198,6 +208,8 @@ LogicalResult NumVerticesOp::verify() {
 }
 
 LogicalResult NumEdgesOp::verify() {
+  if (failed(expectOneEdgeSet(*this, getGraph())))
+    return failure();
   return verifyCount(*this, tensorOf(getResult()));
 }
 
@@ -214,6 +226,8 @@ LogicalResult RelationOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AttachOp::verify() {
+  if (failed(expectOneEdgeSet(*this, getGraph())))
+    return failure();
   DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
   if (failed(expectDomain(*this, in, {Domain::dense}, "input")) ||
       failed(expectDomain(*this, out, {Domain::src, Domain::dst, Domain::edge},
@@ -229,6 +243,8 @@ LogicalResult AttachOp::verify() {
 }
 
 LogicalResult CollectOp::verify() {
+  if (failed(expectOneEdgeSet(*this, getGraph())))
+    return failure();
   DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
   if (failed(expectDomain(*this, in, {Domain::src, Domain::dst}, "input")) ||
       failed(expectDomain(*this, out, {Domain::dense}, "result")) ||
@@ -244,6 +260,8 @@ LogicalResult CollectOp::verify() {
 }
 
 LogicalResult SplatOp::verify() {
+  if (failed(expectOneEdgeSet(*this, getGraph())))
+    return failure();
   DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
   if (failed(expectDomain(*this, in, {Domain::dense}, "input")) ||
       failed(expectDomain(*this, out, {Domain::src, Domain::dst, Domain::edge},
@@ -255,6 +273,8 @@ LogicalResult SplatOp::verify() {
 }
 
 LogicalResult GatherOp::verify() {
+  if (failed(expectOneEdgeSet(*this, getGraph())))
+    return failure();
   DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
   if (failed(expectDomain(*this, in, {Domain::src, Domain::dst}, "input")) ||
       failed(expectDomain(*this, out, {Domain::edge}, "result")))
@@ -265,6 +285,8 @@ LogicalResult GatherOp::verify() {
 }
 
 LogicalResult ScatterOp::verify() {
+  if (failed(expectOneEdgeSet(*this, getGraph())))
+    return failure();
   DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
   if (failed(expectDomain(*this, in, {Domain::edge}, "input")) ||
       failed(expectDomain(*this, out, {Domain::src, Domain::dst}, "result")))
@@ -277,6 +299,8 @@ LogicalResult ScatterOp::verify() {
 }
 
 LogicalResult EdgeSoftmaxOp::verify() {
+  if (failed(expectOneEdgeSet(*this, getGraph())))
+    return failure();
   DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
   if (failed(expectDomain(*this, in, {Domain::edge}, "input")) ||
       failed(expectFloat(*this, in)))
@@ -312,6 +336,10 @@ LogicalResult ConstantOp::verify() {
   DomainTensorType t = tensorOf(getResult());
   if (t.getDomain() != Domain::dense || t.getRank() != 0)
     return emitOpError("result must be a dense scalar");
+  double value = getValue().convertToDouble();
+  if (t.getElementType().isIntOrIndex() && value != std::floor(value))
+    return emitOpError("integer constant must be a whole number, got ")
+           << value;
   return success();
 }
 
@@ -425,7 +453,14 @@ LogicalResult ReshapeOp::verify() {
     return emitOpError("reshape keeps the domain and element type");
   auto [inProduct, inDynamic] = staticProduct(in.getShape());
   auto [outProduct, outDynamic] = staticProduct(out.getShape());
-  if (inDynamic == outDynamic && inDynamic <= 1 && inProduct != outProduct)
+  // Run-time sizes can be compared only when they are the same leading
+  // vertex axis on both sides.
+  bool comparable =
+      (inDynamic == 0 && outDynamic == 0) ||
+      (inDynamic == 1 && outDynamic == 1 &&
+       ShapedType::isDynamic(in.getShape().front()) &&
+       ShapedType::isDynamic(out.getShape().front()));
+  if (comparable && inProduct != outProduct)
     return emitOpError("element counts differ: ")
            << shapeString(in.getShape()) << " -> "
            << shapeString(out.getShape());
@@ -503,8 +538,11 @@ LogicalResult ConcatOp::verify() {
     }
   }
   if (out.getDomain() != first.getDomain() ||
+      out.getElementType() != first.getElementType() ||
       !shapesCompatible(shape, out.getShape()))
-    return emitOpError("result shape must be ") << shapeString(shape);
+    return emitOpError("result must be ")
+           << stringifyDomain(first.getDomain()) << " "
+           << shapeString(shape) << " of " << first.getElementType();
   return success();
 }
 
@@ -542,6 +580,8 @@ llvm::StringRef AggregateOp::getKind(unsigned i) {
 }
 
 LogicalResult AggregateOp::verify() {
+  if (failed(expectOneEdgeSet(*this, getGraph())))
+    return failure();
   if (getBy() != Domain::src && getBy() != Domain::dst)
     return emitOpError("'by' must be src or dst");
   if (getReductions().size() != getNumResults())
