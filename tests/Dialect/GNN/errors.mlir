@@ -600,9 +600,9 @@ func.func @matmul_integer(%x: !gnn.tensor<dense, ?x4xi32>, %w: !gnn.tensor<dense
 
 // -----
 
-func.func @reshape_count(%x: !gnn.tensor<dense, ?x64xf32>) {
-  // expected-error@+1 {{'gnn.reshape' op element counts differ: [?, 64] -> [?, 8, 4]}}
-  %0 = gnn.reshape %x : !gnn.tensor<dense, ?x64xf32> -> !gnn.tensor<dense, ?x8x4xf32>
+func.func @reshape_count(%x: !gnn.tensor<dense, 5x64xf32>) {
+  // expected-error@+1 {{'gnn.reshape' op element counts differ: [5, 64] -> [5, 8, 4]}}
+  %0 = gnn.reshape %x : !gnn.tensor<dense, 5x64xf32> -> !gnn.tensor<dense, 5x8x4xf32>
   return
 }
 
