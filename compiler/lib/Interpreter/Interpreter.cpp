@@ -122,9 +122,9 @@ Status checkArgument(const Value<T> &value, mlir::Type type, unsigned index) {
     if (!g || !g->graph)
       return Status::error(what + ": expected a graph");
     if (g->kind != graphType.getKind())
-      return Status::error(what + ": expected a " +
+      return Status::error(what + ": expected a graph of kind " +
                            gnn::stringifyGraphKind(graphType.getKind()).str() +
-                           " graph");
+                           ", got " + gnn::stringifyGraphKind(g->kind).str());
     return Status::success();
   }
   auto tensorType = mlir::cast<gnn::DomainTensorType>(type);
@@ -164,7 +164,34 @@ Status Evaluator<T>::call(mlir::func::FuncOp func,
     }
     values[body.getArgument(i)] = args[i];
   }
-  // Vertex counts must agree with dense inputs whose leading axis is ?.
+  // Dimensions written as graph sizes (N, E, ...) must match the graph.
+  const GraphValue *graphArg = nullptr;
+  for (unsigned i = 0; i < args.size() && !graphArg; ++i)
+    graphArg = std::get_if<GraphValue>(&args[i]);
+  for (unsigned i = 0; graphArg && i < args.size(); ++i) {
+    auto dims = func.getArgAttrOfType<mlir::ArrayAttr>(i, gnn::kDimsAttrName);
+    const Tensor<T> *t = std::get_if<Tensor<T>>(&args[i]);
+    if (!dims || !t)
+      continue;
+    const rt::Graph &g = *graphArg->graph;
+    for (auto [d, attr] : llvm::enumerate(dims)) {
+      llvm::StringRef name = mlir::cast<mlir::StringAttr>(attr).getValue();
+      int64_t want = name == "N" || name == "N_dst" ? g.numDst()
+                     : name == "N_src"              ? g.numSrc()
+                     : name == "E"                  ? g.numEdges()
+                     : name == "B" ? graphArg->numGraphs
+                                   : -1;
+      if (want >= 0 && d < t->shape.size() && t->shape[d] != want) {
+        auto argName =
+            func.getArgAttrOfType<mlir::StringAttr>(i, gnn::kNameAttrName);
+        return Status::error(llvm::formatv(
+            "@{0}: argument '{1}': dimension {2} is {3} = {4} for this "
+            "graph, got {5}",
+            func.getName(), argName ? argName.getValue() : "?", d, name,
+            want, t->shape[d]));
+      }
+    }
+  }
   for (mlir::Operation &op : body) {
     if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
       result = tensor(ret.getOperand(0));

@@ -123,6 +123,7 @@ private:
   Value binary(g::BinaryFn fn, Value a, Value b, mlir::Location loc,
                Direction direction);
   Value constant(double value, mlir::Type elem, mlir::Location loc);
+  Value weakScalar(const Expr &e, mlir::Type elem);
 
   // Domains.
   Value toSide(Value v, g::Domain side, mlir::Location loc);
@@ -515,9 +516,24 @@ EmittedFunction *MLIRGenImpl::emitFunction(const Definition &def,
   func->setAttr(g::kKindAttrName,
                 builder.getStringAttr(def.isModel ? "model" : "layer"));
   size_t nArgs = fwd.args.size();
-  for (size_t i = 0; i < nArgs; ++i)
+  for (size_t i = 0; i < nArgs; ++i) {
     func.setArgAttr(i, g::kNameAttrName,
                     builder.getStringAttr(fwd.args[i].name.name));
+    // Graph sizes stay symbolic in the type (`?`); keep their names.
+    llvm::SmallVector<mlir::Attribute> dims;
+    bool symbolic = false;
+    for (const ExprPtr &d : fwd.args[i].type.dims) {
+      std::string text = "?";
+      if (d->type && d->type->intValue) {
+        std::optional<Dim> concrete = d->type->intValue->substitute(state.dims);
+        text = concrete ? concrete->str() : d->type->intValue->str();
+        symbolic |= mentionsGraphSize(*d->type->intValue);
+      }
+      dims.push_back(builder.getStringAttr(text));
+    }
+    if (symbolic)
+      func.setArgAttr(i, g::kDimsAttrName, builder.getArrayAttr(dims));
+  }
   for (size_t i = 0; i < params.size(); ++i) {
     func.setArgAttr(nArgs + i, g::kParamAttrName,
                     builder.getStringAttr(params[i].path));
@@ -526,6 +542,10 @@ EmittedFunction *MLIRGenImpl::emitFunction(const Definition &def,
   }
   mlir::Block *entry = func.addEntryBlock();
   builder.setInsertionPointToStart(entry);
+  for (size_t i = 0; i < nArgs; ++i)
+    entry->getArgument(i).setLoc(loc(fwd.args[i].name.loc));
+  for (size_t i = 0; i < def.params.size(); ++i)
+    entry->getArgument(nArgs + i).setLoc(loc(def.params[i].name.loc));
 
   for (size_t i = 0; i < nArgs; ++i) {
     const std::string &argName = fwd.args[i].name.name;
@@ -777,6 +797,44 @@ Value MLIRGenImpl::constant(double value, mlir::Type elem, mlir::Location l) {
 static bool isScalarConstant(const Expr &e) {
   return e.type && e.type->isScalar() && e.type->domain == Domain::Dense &&
          (e.type->isConstant || e.type->isIntConstant());
+}
+
+/// A Python number, a hyper-parameter or a graph size: a scalar that takes
+/// the element type of the tensor it meets.
+static bool isWeakScalar(const Expr &e) {
+  return e.type && e.type->isScalar() && e.type->domain == Domain::Dense &&
+         (e.type->elem == ElemType::WeakFloat ||
+          e.type->elem == ElemType::WeakInt);
+}
+
+Value MLIRGenImpl::weakScalar(const Expr &e, mlir::Type elem) {
+  mlir::Location l = loc(e.getLoc());
+  if (std::optional<Const> c = evalConst(e, fn->env))
+    return constant(c->asDouble(), elem, l);
+  // Graph sizes: N (vertices, destinations on a block), E, g.n_nodes and
+  // g.n_edges, counted at run time.
+  bool vertices = false, edges = false;
+  Value graph;
+  if (auto *name = llvm::dyn_cast<NameExpr>(&e)) {
+    vertices = name->name == sym::N || name->name == sym::NDst;
+    edges = name->name == sym::E;
+    if (!fn->graphs.empty())
+      graph = fn->graphs.begin()->second;
+  } else if (auto *attr = llvm::dyn_cast<AttrExpr>(&e)) {
+    auto *base = llvm::dyn_cast<NameExpr>(attr->base.get());
+    if (base && fn->graphs.count(base->name)) {
+      graph = fn->graphs[base->name];
+      vertices = attr->attr.name == "n_nodes";
+      edges = attr->attr.name == "n_edges";
+    }
+  }
+  auto scalar = g::DomainTensorType::get(&context, g::Domain::dense, {}, elem);
+  if (graph && vertices)
+    return builder.create<g::NumVerticesOp>(l, scalar, graph);
+  if (graph && edges)
+    return builder.create<g::NumEdgesOp>(l, scalar, graph);
+  fail(e.getLoc(), "this scalar");
+  return nullptr;
 }
 
 Value MLIRGenImpl::lower(const Expr &expr) {
@@ -1033,18 +1091,16 @@ Value MLIRGenImpl::lowerBinary(g::BinaryFn op, const Expr &lhs,
                                const Expr &rhs, mlir::Location l) {
   // A number takes the element type of the tensor it meets.
   Value a, b;
-  if (isScalarConstant(lhs) && !isScalarConstant(rhs)) {
+  if (isWeakScalar(lhs) && !isWeakScalar(rhs)) {
     b = lower(rhs);
-    std::optional<Const> c = evalConst(lhs, fn->env);
-    if (!b || !c)
-      return b ? (fail(lhs.getLoc(), "this constant"), nullptr) : nullptr;
-    a = constant(c->asDouble(), typeOf(b).getElementType(), l);
-  } else if (isScalarConstant(rhs) && !isScalarConstant(lhs)) {
+    if (!b)
+      return nullptr;
+    a = weakScalar(lhs, typeOf(b).getElementType());
+  } else if (isWeakScalar(rhs) && !isWeakScalar(lhs)) {
     a = lower(lhs);
-    std::optional<Const> c = evalConst(rhs, fn->env);
-    if (!a || !c)
-      return a ? (fail(rhs.getLoc(), "this constant"), nullptr) : nullptr;
-    b = constant(c->asDouble(), typeOf(a).getElementType(), l);
+    if (!a)
+      return nullptr;
+    b = weakScalar(rhs, typeOf(a).getElementType());
   } else {
     a = lower(lhs);
     b = lower(rhs);

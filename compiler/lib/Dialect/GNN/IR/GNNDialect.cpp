@@ -197,9 +197,8 @@ LogicalResult OutDegreeOp::verify() {
 }
 
 static LogicalResult verifyCount(Operation *op, DomainTensorType result) {
-  if (result.getDomain() != Domain::dense || result.getRank() != 0 ||
-      !result.getElementType().isInteger(64))
-    return op->emitOpError("result must be a dense i64 scalar");
+  if (result.getDomain() != Domain::dense || result.getRank() != 0)
+    return op->emitOpError("result must be a dense scalar");
   return success();
 }
 

@@ -36,6 +36,10 @@ constexpr llvm::StringLiteral kParamAttrName = "gnn.param";
 constexpr llvm::StringLiteral kInitAttrName = "gnn.init";
 /// The argument attribute holding a forward argument's name in the source.
 constexpr llvm::StringLiteral kNameAttrName = "gnn.name";
+/// The argument attribute holding a tensor argument's shape as written,
+/// one string per dimension ("N", "E", "16"), so that run-time sizes can be
+/// checked against the graph.
+constexpr llvm::StringLiteral kDimsAttrName = "gnn.dims";
 /// Function attribute: "layer" or "model".
 constexpr llvm::StringLiteral kKindAttrName = "gnn.kind";
 } // namespace gnnc::gnn

@@ -57,6 +57,9 @@ def GNN_OutDegreeOp : GNN_Op<"out_degree"> {
 def GNN_NumVerticesOp : GNN_Op<"num_vertices"> {
   let summary = "number of vertices (destinations on a block)";
   let description = [{
+    A run-time scalar, in whatever element type the arithmetic around it
+    needs.
+
     ```mlir
     %n = gnn.num_vertices %g : !gnn.graph<graph> -> !gnn.tensor<dense, i64>
     ```
@@ -70,6 +73,9 @@ def GNN_NumVerticesOp : GNN_Op<"num_vertices"> {
 def GNN_NumEdgesOp : GNN_Op<"num_edges"> {
   let summary = "number of edges";
   let description = [{
+    A run-time scalar, in whatever element type the arithmetic around it
+    needs.
+
     ```mlir
     %e = gnn.num_edges %g : !gnn.graph<graph> -> !gnn.tensor<dense, i64>
     ```
