@@ -659,5 +659,22 @@ LogicalResult AggregateOp::verifyRegions() {
   return success();
 }
 
+/// `dst` or `src`: which end of the edges groups them.
+static ParseResult parseSide(OpAsmParser &parser, DomainAttr &side) {
+  std::string keyword;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeywordOrString(&keyword))
+    return failure();
+  std::optional<Domain> domain = symbolizeDomain(keyword);
+  if (!domain || (*domain != Domain::src && *domain != Domain::dst))
+    return parser.emitError(loc, "expected 'src' or 'dst'");
+  side = DomainAttr::get(parser.getContext(), *domain);
+  return success();
+}
+
+static void printSide(OpAsmPrinter &printer, Operation *, DomainAttr side) {
+  printer << stringifyDomain(side.getValue());
+}
+
 #define GET_OP_CLASSES
 #include "gnnc/Dialect/GNN/IR/GNNOps.cpp.inc"

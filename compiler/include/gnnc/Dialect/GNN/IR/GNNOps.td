@@ -438,7 +438,7 @@ def GNN_AggregateOp : GNN_Op<"aggregate", [IsolatedFromAbove, SingleBlock]> {
 
     ```mlir
     %h = gnn.aggregate %g (%es, %ed, %hs : !gnn.tensor<src, 8x1xf32>, !gnn.tensor<dst, 8x1xf32>, !gnn.tensor<src, 8x8xf32>)
-           by #gnn<domain dst> reductions [ {kind = "softmax_sum"} ] : !gnn.graph<graph> -> !gnn.tensor<dst, 8x8xf32> {
+           by dst reductions [ {kind = "softmax_sum"} ] : !gnn.graph<graph> -> !gnn.tensor<dst, 8x8xf32> {
     ^bb0(%a: !gnn.tensor<dense, 8x1xf32>, %b: !gnn.tensor<dense, 8x1xf32>, %m: !gnn.tensor<dense, 8x8xf32>):
       %l = gnn.binary add %a, %b : !gnn.tensor<dense, 8x1xf32>, !gnn.tensor<dense, 8x1xf32> -> !gnn.tensor<dense, 8x1xf32>
       gnn.yield %l, %m : !gnn.tensor<dense, 8x1xf32>, !gnn.tensor<dense, 8x8xf32>
@@ -450,7 +450,8 @@ def GNN_AggregateOp : GNN_Op<"aggregate", [IsolatedFromAbove, SingleBlock]> {
   let results = (outs Variadic<GNN_AnyTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $graph `(` ($inputs^ `:` type($inputs))? `)` `by` $by `reductions`
+    $graph `(` ($inputs^ `:` type($inputs))? `)` `by` custom<Side>($by)
+    `reductions`
     $reductions attr-dict `:` type($graph) `->` type($results) $body
   }];
   let hasVerifier = 1;
