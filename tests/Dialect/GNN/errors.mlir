@@ -160,16 +160,16 @@ func.func @in_degree_not_dense(%g: !gnn.graph<graph>) {
 
 // -----
 
-func.func @num_vertices_float(%g: !gnn.graph<graph>) {
-  // expected-error@+1 {{'gnn.num_vertices' op result must be a dense i64 scalar}}
-  %0 = gnn.num_vertices %g : !gnn.graph<graph> -> !gnn.tensor<dense, f32>
+func.func @num_vertices_vector(%g: !gnn.graph<graph>) {
+  // expected-error@+1 {{'gnn.num_vertices' op result must be a dense scalar}}
+  %0 = gnn.num_vertices %g : !gnn.graph<graph> -> !gnn.tensor<dense, 2xf32>
   return
 }
 
 // -----
 
 func.func @num_edges_rank1(%g: !gnn.graph<graph>) {
-  // expected-error@+1 {{'gnn.num_edges' op result must be a dense i64 scalar}}
+  // expected-error@+1 {{'gnn.num_edges' op result must be a dense scalar}}
   %0 = gnn.num_edges %g : !gnn.graph<graph> -> !gnn.tensor<dense, 1xi64>
   return
 }
