@@ -455,13 +455,9 @@ StmtPtr Parser::parseStatement() {
       diags.report(loc, DiagID::err_return_needs_value);
       return nullptr;
     }
-    ExprPtr value = parseExpr();
+    ExprPtr value = parseExprNoTuple();
     if (!value)
       return nullptr;
-    if (at(TokenKind::comma)) {
-      diags.report(tok().loc, DiagID::err_tuple);
-      return nullptr;
-    }
     if (!expect(TokenKind::newline, "after the return value"))
       return nullptr;
     return std::make_unique<ReturnStmt>(loc, std::move(value));
@@ -483,13 +479,9 @@ StmtPtr Parser::parseStatement() {
   default:
     break;
   }
-  ExprPtr expr = parseExpr();
+  ExprPtr expr = parseExprNoTuple();
   if (!expr)
     return nullptr;
-  if (at(TokenKind::comma)) {
-    diags.report(tok().loc, DiagID::err_tuple);
-    return nullptr;
-  }
   if (!consumeIf(TokenKind::equal)) {
     if (!expect(TokenKind::newline, "after the expression"))
       return nullptr;
@@ -590,6 +582,17 @@ bool Parser::checkHeight(Expr &node, std::initializer_list<const Expr *> kids) {
 
 /// expr = binary ;
 ExprPtr Parser::parseExpr() { return parseBinary(1); }
+
+/// An expression where Python would also accept a tuple (`return a, b`):
+/// says that tuples are not supported.
+ExprPtr Parser::parseExprNoTuple() {
+  ExprPtr expr = parseExpr();
+  if (expr && at(TokenKind::comma)) {
+    diags.report(tok().loc, DiagID::err_tuple);
+    return nullptr;
+  }
+  return expr;
+}
 
 static int getPrecedence(TokenKind kind, BinaryOp &op) {
   switch (kind) {
@@ -790,13 +793,9 @@ ExprPtr Parser::parsePrimary() {
       diags.report(loc, DiagID::err_tuple);
       return nullptr;
     }
-    ExprPtr inner = parseExpr();
+    ExprPtr inner = parseExprNoTuple();
     if (!inner)
       return nullptr;
-    if (at(TokenKind::comma)) {
-      diags.report(tok().loc, DiagID::err_tuple);
-      return nullptr;
-    }
     if (!expect(TokenKind::r_paren, "to close the parenthesis"))
       return nullptr;
     return inner;

@@ -1268,6 +1268,24 @@ ValueType Checker::checkComprehension(ComprehensionExpr &expr) {
           form);
   };
 
+  // The element computed for every edge of a neighbourhood: a neighbour
+  // list over that neighbourhood.
+  auto edgeList = [&](Direction direction) {
+    comprehensions.push_back(direction);
+    std::optional<ValueType> element = requireTensor(*expr.element);
+    comprehensions.pop_back();
+    if (!element)
+      return ValueType::error();
+    if (element->domain == Domain::Edge && element->direction != direction) {
+      error(expr.element->getLoc(), DiagID::err_direction_mismatch);
+      return ValueType::error();
+    }
+    ValueType result = concretize(*element);
+    result.domain = Domain::Edge;
+    result.direction = direction;
+    return result;
+  };
+
   scopes.emplace_back();
   auto finish = [&](ValueType result) {
     for (auto &[name, binding] : scopes.back())
@@ -1300,23 +1318,7 @@ ValueType Checker::checkComprehension(ComprehensionExpr &expr) {
                    expr.vars[1].loc))
         return finish(ValueType::error());
     }
-    comprehensions.push_back(source.direction);
-    std::optional<ValueType> element = requireTensor(*expr.element);
-    comprehensions.pop_back();
-    if (!element)
-      return finish(ValueType::error());
-    if (element->domain == Domain::Edge &&
-        element->direction != source.direction) {
-      error(expr.element->getLoc(), DiagID::err_direction_mismatch);
-      return finish(ValueType::error());
-    }
-    ValueType result = *element;
-    result.domain = Domain::Edge;
-    result.direction = source.direction;
-    result.intValue.reset();
-    result.floatValue.reset();
-    result.isConstant = false;
-    return finish(result);
+    return finish(edgeList(source.direction));
   }
   case ValueType::Kind::VertexSet: {
     if (vertex) {
@@ -1360,20 +1362,7 @@ ValueType Checker::checkComprehension(ComprehensionExpr &expr) {
       if (!declare(expr.vars[0].name, Binding::Kind::CompVar, c,
                    expr.vars[0].loc))
         return finish(ValueType::error());
-      comprehensions.push_back(source.direction);
-      std::optional<ValueType> element = requireTensor(*expr.element);
-      comprehensions.pop_back();
-      if (!element)
-        return finish(ValueType::error());
-      if (element->domain == Domain::Edge &&
-          element->direction != source.direction) {
-        error(expr.element->getLoc(), DiagID::err_direction_mismatch);
-        return finish(ValueType::error());
-      }
-      ValueType result = concretize(*element);
-      result.domain = Domain::Edge;
-      result.direction = source.direction;
-      return finish(result);
+      return finish(edgeList(source.direction));
     }
     [[fallthrough]];
   default:

@@ -229,15 +229,8 @@ int main(int argc, char **argv) {
 
   MLIRGenOptions options;
   options.entry = entry;
-  for (const std::string &define : defines) {
-    auto [name, value] = llvm::StringRef(define).split('=');
-    double number;
-    if (name.empty() || value.trim().getAsDouble(number)) {
-      diags.reportFile(inputFile, DiagID::err_bad_define, define);
-      return 1;
-    }
-    options.defines[name.trim().str()] = number;
-  }
+  if (!parseDefines(defines, options, diags, inputFile))
+    return 1;
   mlir::MLIRContext context;
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   mlir::OwningOpRef<mlir::ModuleOp> module =

@@ -54,6 +54,7 @@ private:
   StmtPtr parseFor();
 
   ExprPtr parseExpr();
+  ExprPtr parseExprNoTuple();
   ExprPtr parseBinary(int minPrec);
   ExprPtr parseUnary();
   ExprPtr parsePower();

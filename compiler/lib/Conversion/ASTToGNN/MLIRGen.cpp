@@ -38,6 +38,21 @@ static std::string mlirTypeString(mlir::Type t) {
   return out;
 }
 
+bool gnnc::parseDefines(llvm::ArrayRef<std::string> defines,
+                        MLIRGenOptions &options, DiagnosticEngine &diags,
+                        llvm::StringRef fileName) {
+  for (const std::string &define : defines) {
+    auto [name, value] = llvm::StringRef(define).split('=');
+    double number;
+    if (name.trim().empty() || value.trim().getAsDouble(number)) {
+      diags.reportFile(fileName, DiagID::err_bad_define, define);
+      return false;
+    }
+    options.defines[name.trim().str()] = number;
+  }
+  return true;
+}
+
 void gnnc::loadGNNDialects(mlir::MLIRContext &context) {
   context.getOrLoadDialect<g::GNNDialect>();
   context.getOrLoadDialect<mlir::func::FuncDialect>();

@@ -37,6 +37,11 @@ mlir::OwningOpRef<mlir::ModuleOp> mlirGen(mlir::MLIRContext &context,
                                           DiagnosticEngine &diags,
                                           const MLIRGenOptions &options);
 
+/// Parses `--define NAME=VALUE` options into `options.defines`; reports a
+/// malformed one (naming `fileName`) and returns false.
+bool parseDefines(llvm::ArrayRef<std::string> defines, MLIRGenOptions &options,
+                  DiagnosticEngine &diags, llvm::StringRef fileName);
+
 /// Loads the dialects MLIRGen produces into `context`.
 void loadGNNDialects(mlir::MLIRContext &context);
 
