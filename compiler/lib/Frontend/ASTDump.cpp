@@ -215,8 +215,8 @@ void ASTPrinter::print(const Expr &expr) {
     line("float " + llvm::cast<FloatExpr>(expr).spelling, expr.getLoc(), type);
     return;
   case Expr::Kind::String:
-    line("string \"" + llvm::cast<StringExpr>(expr).value + "\"",
-         expr.getLoc(), type);
+    line("string \"" + llvm::cast<StringExpr>(expr).value + "\"", expr.getLoc(),
+         type);
     return;
   case Expr::Kind::Bool:
     line(llvm::cast<BoolExpr>(expr).value ? "bool True" : "bool False",

@@ -6,7 +6,6 @@
 
 #include "gnnc/Frontend/Diagnostics.h"
 
-
 using namespace gnnc;
 
 namespace {
@@ -50,10 +49,10 @@ void DiagnosticEngine::emit(llvm::SMLoc loc, DiagID id,
     return;
   if (numErrors > maxErrors) {
     stopped = true;
-    sourceMgr.PrintMessage(os, loc, llvm::SourceMgr::DK_Error,
-                           llvm::formatv(getDiagFormat(DiagID::too_many_errors).data(),
-                                         maxErrors)
-                               .str());
+    sourceMgr.PrintMessage(
+        os, loc, llvm::SourceMgr::DK_Error,
+        llvm::formatv(getDiagFormat(DiagID::too_many_errors).data(), maxErrors)
+            .str());
     return;
   }
   lastErrorPrinted = true;
@@ -70,8 +69,7 @@ void DiagnosticEngine::reportFile(llvm::StringRef fileName, DiagID id,
                                   llvm::StringRef arg) {
   ++numErrors;
   stopped = true;
-  llvm::SMDiagnostic diag(
-      fileName, llvm::SourceMgr::DK_Error,
-      llvm::formatv(getDiagFormat(id).data(), arg).str());
+  llvm::SMDiagnostic diag(fileName, llvm::SourceMgr::DK_Error,
+                          llvm::formatv(getDiagFormat(id).data(), arg).str());
   diag.print(nullptr, os);
 }

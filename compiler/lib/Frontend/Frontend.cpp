@@ -22,9 +22,8 @@ FrontendResult gnnc::runFrontend(unsigned bufferID, DiagnosticEngine &diags,
     result.success = !diags.hadError();
     return result;
   }
-  llvm::StringRef name = diags.getSourceMgr()
-                             .getMemoryBuffer(bufferID)
-                             ->getBufferIdentifier();
+  llvm::StringRef name =
+      diags.getSourceMgr().getMemoryBuffer(bufferID)->getBufferIdentifier();
   Parser parser(result.tokens, diags, name);
   std::unique_ptr<Module> module = parser.parseModule();
   // Semantic analysis of a module with syntax errors would mostly report

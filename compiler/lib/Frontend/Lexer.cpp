@@ -6,8 +6,8 @@
 
 #include "gnnc/Frontend/Lexer.h"
 
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/ConvertUTF.h"
 
 #include <cerrno>
@@ -37,17 +37,14 @@ llvm::StringRef gnnc::getTokenName(TokenKind kind) {
 static bool isUnsupportedPythonWord(llvm::StringRef word) {
   return llvm::StringSwitch<bool>(word)
       .Cases("if", "elif", "else", "while", "import", "from", "class", true)
-      .Cases("lambda", "try", "except", "finally", "with", "yield", "del",
-             true)
-      .Cases("global", "nonlocal", "assert", "raise", "break", "continue",
-             true)
+      .Cases("lambda", "try", "except", "finally", "with", "yield", "del", true)
+      .Cases("global", "nonlocal", "assert", "raise", "break", "continue", true)
       .Cases("async", "await", "is", "not", "and", "or", "None", true)
       .Default(false);
 }
 
 Lexer::Lexer(unsigned bufferID, DiagnosticEngine &diags) : diags(diags) {
-  const llvm::MemoryBuffer *mb =
-      diags.getSourceMgr().getMemoryBuffer(bufferID);
+  const llvm::MemoryBuffer *mb = diags.getSourceMgr().getMemoryBuffer(bufferID);
   buffer = mb->getBuffer();
   bufferName = mb->getBufferIdentifier();
   cur = buffer.begin();
@@ -239,8 +236,9 @@ void Lexer::lexToken() {
       reportedDeepBrackets = true;
     }
     brackets.push_back({c, start});
-    push(c == '(' ? TokenKind::l_paren
-                  : c == '[' ? TokenKind::l_square : TokenKind::l_brace,
+    push(c == '('   ? TokenKind::l_paren
+         : c == '[' ? TokenKind::l_square
+                    : TokenKind::l_brace,
          start, cur);
     return;
   }
@@ -261,8 +259,9 @@ void Lexer::lexToken() {
       diags.report(locAt(brackets.back().second), DiagID::note_opened_here);
     }
     brackets.pop_back();
-    push(c == ')' ? TokenKind::r_paren
-                  : c == ']' ? TokenKind::r_square : TokenKind::r_brace,
+    push(c == ')'   ? TokenKind::r_paren
+         : c == ']' ? TokenKind::r_square
+                    : TokenKind::r_brace,
          start, cur);
     return;
   }
@@ -283,8 +282,8 @@ void Lexer::lexToken() {
   auto next = [&](char n) { return cur + 1 != end && cur[1] == n; };
   // Augmented assignments are a common Python habit; say so plainly and
   // continue as if `=` had been written.
-  static const char *const augmented[] = {"//=", "**=", "+=", "-=",
-                                          "*=",  "/=",  "@="};
+  static const char *const augmented[] = {
+      "//=", "**=", "+=", "-=", "*=", "/=", "@="};
   for (const char *aug : augmented) {
     llvm::StringRef spelling(aug);
     if (llvm::StringRef(cur, end - cur).starts_with(spelling)) {

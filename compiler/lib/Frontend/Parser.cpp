@@ -183,8 +183,7 @@ std::unique_ptr<Definition> Parser::parseDefinition() {
     return nullptr;
   }
   advance();
-  while (!at(TokenKind::dedent) && !at(TokenKind::eof) &&
-         !diags.shouldStop()) {
+  while (!at(TokenKind::dedent) && !at(TokenKind::eof) && !diags.shouldStop()) {
     if (!parseMember(*def))
       skipLine();
   }
@@ -431,8 +430,7 @@ bool Parser::parseSuite(StmtList &body, llvm::StringRef context) {
     return false;
   }
   advance();
-  while (!at(TokenKind::dedent) && !at(TokenKind::eof) &&
-         !diags.shouldStop()) {
+  while (!at(TokenKind::dedent) && !at(TokenKind::eof) && !diags.shouldStop()) {
     if (StmtPtr stmt = parseStatement())
       body.push_back(std::move(stmt));
     else
@@ -542,9 +540,8 @@ StmtPtr Parser::parseFor() {
         diags.report(call->getLoc(), DiagID::err_range_args);
         return nullptr;
       }
-      return std::make_unique<RangeLoopStmt>(loc, std::move(var),
-                                             std::move(call->args[0].value),
-                                             std::move(body));
+      return std::make_unique<RangeLoopStmt>(
+          loc, std::move(var), std::move(call->args[0].value), std::move(body));
     }
   }
   return std::make_unique<VertexLoopStmt>(loc, std::move(var),

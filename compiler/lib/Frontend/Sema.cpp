@@ -223,8 +223,8 @@ static bool isAggregation(StringRef name) {
 static bool isGraphMethod(StringRef name) {
   return llvm::StringSwitch<bool>(name)
       .Cases("sum", "avg", "max", "min", "softmax", "dot", true)
-      .Cases("set_vertex_attr", "set_src_attr", "set_dst_attr",
-             "set_edge_attr", true)
+      .Cases("set_vertex_attr", "set_src_attr", "set_dst_attr", "set_edge_attr",
+             true)
       .Cases("in_degree", "out_degree", "relation", true)
       .Cases("sum_nodes", "avg_nodes", "max_nodes", true)
       .Default(false);
@@ -280,8 +280,7 @@ void Checker::checkDefinition(DefInfo &info) {
     if (it == defs.end())
       continue; // reported with the instance
     if (it->second.state == DefInfo::State::InProgress) {
-      error(inst.callee.loc, DiagID::err_recursive_instance,
-            inst.callee.name);
+      error(inst.callee.loc, DiagID::err_recursive_instance, inst.callee.name);
       continue;
     }
     if (it->second.state == DefInfo::State::Unvisited) {
@@ -390,8 +389,9 @@ void Checker::checkHyperParams(DefInfo &info) {
         }
       }
     }
-    ValueType type = hp.isFloat ? ValueType::floatConstant(std::nullopt)
-                                : ValueType::intConstant(Dim::symbol(hp.name.name));
+    ValueType type = hp.isFloat
+                         ? ValueType::floatConstant(std::nullopt)
+                         : ValueType::intConstant(Dim::symbol(hp.name.name));
     if (declare(hp.name.name, Binding::Kind::HyperParam, type, hp.name.loc))
       info.hyperParams.push_back(std::move(hpInfo));
   }
@@ -400,8 +400,8 @@ void Checker::checkHyperParams(DefInfo &info) {
 void Checker::checkParams(Definition &def) {
   for (ParamDecl &param : def.params) {
     std::optional<ValueType> type = resolveType(param.type, "");
-    if (type && (type->kind != ValueType::Kind::Tensor ||
-                 !isFloatElem(type->elem))) {
+    if (type &&
+        (type->kind != ValueType::Kind::Tensor || !isFloatElem(type->elem))) {
       error(param.type.loc, DiagID::err_param_not_float, param.name.name,
             type->str());
       type.reset();
@@ -428,8 +428,7 @@ void Checker::checkParams(Definition &def) {
                               "uniform", true)
                        .Default(false);
       if (!known)
-        error(param.init.loc, DiagID::err_unknown_initializer,
-              param.init.name);
+        error(param.init.loc, DiagID::err_unknown_initializer, param.init.name);
       for (Arg &arg : param.initArgs) {
         ValueType t = check(*arg.value);
         if (!t.isError() && !(t.isIntConstant() || t.isConstant))
@@ -481,8 +480,8 @@ void Checker::checkInstances(Definition &def) {
           return hp.name == arg.keyword.name;
         });
         if (found == callee.hyperParams.end()) {
-          error(arg.keyword.loc, DiagID::err_unknown_keyword,
-                inst.callee.name, arg.keyword.name);
+          error(arg.keyword.loc, DiagID::err_unknown_keyword, inst.callee.name,
+                arg.keyword.name);
           ok = false;
           continue;
         }
@@ -706,8 +705,8 @@ void Checker::checkStmt(Stmt &stmt) {
     if (isWeak(got.elem) && isFloatElem(declared->elem))
       got.elem = declared->elem;
     if (got.elem != declared->elem || got.shape != declared->shape) {
-      error(ret.value->getLoc(), DiagID::err_return_type_mismatch,
-            t.shapeStr(), declared->shapeStr());
+      error(ret.value->getLoc(), DiagID::err_return_type_mismatch, t.shapeStr(),
+            declared->shapeStr());
       error(forward->resultType->loc, DiagID::note_declared_result);
     }
     return;
@@ -746,8 +745,7 @@ void Checker::checkAssign(AssignStmt &stmt) {
     return;
   }
   if (!t.isTensor() && t.kind != ValueType::Kind::Graph) {
-    error(stmt.value->getLoc(), DiagID::err_bad_local_value,
-          "a " + t.str());
+    error(stmt.value->getLoc(), DiagID::err_bad_local_value, "a " + t.str());
     return;
   }
   ValueType stored = t.isTensor() ? concretize(t) : t;
@@ -788,8 +786,7 @@ void Checker::checkAttrAssign(AttrAssignStmt &stmt) {
   ValueType t = check(*stmt.value);
   const Binding *object = lookup(stmt.object.name);
   if (object && object->type.kind == ValueType::Kind::Graph) {
-    error(stmt.object.loc, DiagID::err_attr_assign_to_graph,
-          stmt.object.name);
+    error(stmt.object.loc, DiagID::err_attr_assign_to_graph, stmt.object.name);
     return;
   }
   if (!vertex || vertex->var != stmt.object.name) {
@@ -871,10 +868,11 @@ void Checker::checkSetAttr(CallExpr &call, const ValueType &graph,
     error(callee->attr.loc, DiagID::err_setattr_vertex_on_block);
     return;
   }
-  Dim rows = method == "set_edge_attr"  ? Dim::symbol(sym::E)
-             : method == "set_src_attr" ? sideCount(Domain::Src, graph.graphKind)
-             : method == "set_dst_attr" ? sideCount(Domain::Dst, graph.graphKind)
-                                        : Dim::symbol(sym::N);
+  Dim rows =
+      method == "set_edge_attr"  ? Dim::symbol(sym::E)
+      : method == "set_src_attr" ? sideCount(Domain::Src, graph.graphKind)
+      : method == "set_dst_attr" ? sideCount(Domain::Dst, graph.graphKind)
+                                 : Dim::symbol(sym::N);
   llvm::StringMap<SMLoc> seen;
   AttrTables &tables = attrs(graph.name);
   for (DictExpr::Entry &entry : dict->entries) {
@@ -913,7 +911,8 @@ void Checker::checkSetAttr(CallExpr &call, const ValueType &graph,
 
 void Checker::checkVertexLoop(VertexLoopStmt &stmt) {
   auto *set = llvm::dyn_cast<AttrExpr>(stmt.vertexSet.get());
-  if (!set || (set->attr.name != "dst_vertex" && set->attr.name != "src_vertex")) {
+  if (!set ||
+      (set->attr.name != "dst_vertex" && set->attr.name != "src_vertex")) {
     error(stmt.vertexSet->getLoc(), DiagID::err_bad_vertex_loop);
     return;
   }
@@ -1113,8 +1112,7 @@ std::optional<ValueType> Checker::sizeSymbol(StringRef name, SMLoc loc) {
     error(loc, DiagID::err_n_on_block);
     return ValueType::error();
   }
-  if ((name == sym::NSrc || name == sym::NDst) &&
-      graphKind != GraphKind::Block)
+  if ((name == sym::NSrc || name == sym::NDst) && graphKind != GraphKind::Block)
     return ValueType::intConstant(Dim::symbol(sym::N));
   if (isSizeSymbol(name))
     return ValueType::intConstant(Dim::symbol(name));
@@ -1196,15 +1194,17 @@ ValueType Checker::checkAttr(AttrExpr &expr) {
         error(expr.getLoc(), DiagID::err_nbrs_of_neighbour, baseName, attr);
         return ValueType::error();
       }
-      Direction dir = attr.substr(0, 2) == "in" ? Direction::In : Direction::Out;
+      Direction dir =
+          attr.substr(0, 2) == "in" ? Direction::In : Direction::Out;
       // Out-neighbours of a destination (or in-neighbours of a source) exist
       // only when both sides are the same vertex set.
       bool natural = (dir == Direction::In) == (base.side == Domain::Dst);
       if (!natural && base.graphKind == GraphKind::Block) {
         error(expr.getLoc(), DiagID::err_nbrs_wrong_side, attr,
               base.side == Domain::Dst ? "destination" : "source",
-              base.side == Domain::Dst ? "'for v in g.src_vertex' with v.outnbs"
-                                       : "'for v in g.dst_vertex' with v.innbs");
+              base.side == Domain::Dst
+                  ? "'for v in g.src_vertex' with v.outnbs"
+                  : "'for v in g.dst_vertex' with v.innbs");
         return ValueType::error();
       }
       ValueType nbrs = ValueType::ofKind(ValueType::Kind::Neighbours);
@@ -1417,18 +1417,18 @@ ValueType Checker::elementwise(const ValueType &a, const ValueType &b,
   size_t rank = std::max(a.shape.size(), b.shape.size());
   std::vector<Dim> shape(rank);
   for (size_t i = 0; i < rank; ++i) {
-    const Dim *da = i < a.shape.size() ? &a.shape[a.shape.size() - 1 - i]
-                                       : nullptr;
-    const Dim *db = i < b.shape.size() ? &b.shape[b.shape.size() - 1 - i]
-                                       : nullptr;
+    const Dim *da =
+        i < a.shape.size() ? &a.shape[a.shape.size() - 1 - i] : nullptr;
+    const Dim *db =
+        i < b.shape.size() ? &b.shape[b.shape.size() - 1 - i] : nullptr;
     Dim one = Dim::constant(1);
     if (!da || *da == one)
       shape[rank - 1 - i] = db ? *db : one;
     else if (!db || *db == one || *da == *db)
       shape[rank - 1 - i] = *da;
     else {
-      error(loc, DiagID::err_broadcast, a.shapeStr(), b.shapeStr(),
-            da->str(), db->str());
+      error(loc, DiagID::err_broadcast, a.shapeStr(), b.shapeStr(), da->str(),
+            db->str());
       return ValueType::error();
     }
   }
@@ -1545,9 +1545,10 @@ ValueType Checker::checkBinary(BinaryExpr &expr) {
           : rhs->intValue && rhs->intValue->getConstant()
               ? std::optional<double>(*rhs->intValue->getConstant())
               : std::nullopt;
-      result.floatValue = exponent ? std::optional<double>(std::pow(
-                                         *result.floatValue, *exponent))
-                                   : std::nullopt;
+      result.floatValue =
+          exponent
+              ? std::optional<double>(std::pow(*result.floatValue, *exponent))
+              : std::nullopt;
     }
     return result;
   }
@@ -1787,9 +1788,9 @@ ValueType Checker::checkBuiltin(CallExpr &call, StringRef name) {
                          .Default(false);
   if (simpleUnary || name == "elu" || name == "leaky_relu") {
     StringRef second = name == "elu" ? "alpha" : "slope";
-    BuiltinArgs args =
-        simpleUnary ? matchArgs(call, {"x"}, 1, name, diags)
-                    : matchArgs(call, {"x", second}, 1, name, diags);
+    BuiltinArgs args = simpleUnary
+                           ? matchArgs(call, {"x"}, 1, name, diags)
+                           : matchArgs(call, {"x", second}, 1, name, diags);
     if (!args.ok)
       return ValueType::error();
     std::optional<ValueType> x = requireTensor(*args.slots[0]);
@@ -1827,7 +1828,8 @@ ValueType Checker::checkBuiltin(CallExpr &call, StringRef name) {
       result.intValue.reset();
       return result;
     }
-    BuiltinArgs args = matchArgs(call, {"x", "axis", "keepdims"}, 2, name, diags);
+    BuiltinArgs args =
+        matchArgs(call, {"x", "axis", "keepdims"}, 2, name, diags);
     if (!args.ok)
       return ValueType::error();
     std::optional<ValueType> x = requireTensor(*args.slots[0]);
@@ -1841,7 +1843,8 @@ ValueType Checker::checkBuiltin(CallExpr &call, StringRef name) {
   }
 
   if (name == "sum" || name == "mean") {
-    BuiltinArgs args = matchArgs(call, {"x", "axis", "keepdims"}, 1, name, diags);
+    BuiltinArgs args =
+        matchArgs(call, {"x", "axis", "keepdims"}, 1, name, diags);
     if (!args.ok)
       return ValueType::error();
     std::optional<ValueType> x = requireTensor(*args.slots[0]);
@@ -1888,8 +1891,7 @@ ValueType Checker::checkBuiltin(CallExpr &call, StringRef name) {
     if (!p)
       return ValueType::error();
     if (!std::isnan(*p) && !(*p >= 0.0 && *p < 1.0)) {
-      error(args.slots[1]->getLoc(), DiagID::err_probability,
-            formatNumber(*p));
+      error(args.slots[1]->getLoc(), DiagID::err_probability, formatNumber(*p));
       return ValueType::error();
     }
     return concretize(*x);
@@ -2078,7 +2080,8 @@ ValueType Checker::checkGraphMethod(CallExpr &call, const ValueType &graph,
             qualified, x->str());
       return ValueType::error();
     }
-    if (method != "sum" && !requireFloat(*x, qualified, args.slots[0]->getLoc()))
+    if (method != "sum" &&
+        !requireFloat(*x, qualified, args.slots[0]->getLoc()))
       return ValueType::error();
     ValueType result = concretize(*x);
     if (method != "softmax")

@@ -136,9 +136,8 @@ Status checkArgument(const Value<T> &value, mlir::Type type, unsigned index) {
   for (size_t i = 0; ok && i < want.size(); ++i)
     ok = mlir::ShapedType::isDynamic(want[i]) || want[i] == t->shape[i];
   if (!ok || product(t->shape) != t->numElements())
-    return Status::error(what + ": expected shape " +
-                         shapeString(want) + " (? is any size), got " +
-                         shapeString(t->shape));
+    return Status::error(what + ": expected shape " + shapeString(want) +
+                         " (? is any size), got " + shapeString(t->shape));
   return Status::success();
 }
 
@@ -179,16 +178,16 @@ Status Evaluator<T>::call(mlir::func::FuncOp func,
       int64_t want = name == "N" || name == "N_dst" ? g.numDst()
                      : name == "N_src"              ? g.numSrc()
                      : name == "E"                  ? g.numEdges()
-                     : name == "B" ? graphArg->numGraphs
-                                   : -1;
+                     : name == "B"                  ? graphArg->numGraphs
+                                                    : -1;
       if (want >= 0 && d < t->shape.size() && t->shape[d] != want) {
         auto argName =
             func.getArgAttrOfType<mlir::StringAttr>(i, gnn::kNameAttrName);
         return Status::error(llvm::formatv(
             "@{0}: argument '{1}': dimension {2} is {3} = {4} for this "
             "graph, got {5}",
-            func.getName(), argName ? argName.getValue() : "?", d, name,
-            want, t->shape[d]));
+            func.getName(), argName ? argName.getValue() : "?", d, name, want,
+            t->shape[d]));
       }
     }
   }
@@ -302,8 +301,7 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
     const Tensor<T> &in = tensor(r.getInput());
     int64_t row = product(llvm::ArrayRef<int64_t>(in.shape).drop_front());
     if (static_cast<int64_t>(g.graphOf.size()) != in.shape[0])
-      return error(op, "the batch assigns " +
-                           std::to_string(g.graphOf.size()) +
+      return error(op, "the batch assigns " + std::to_string(g.graphOf.size()) +
                            " vertices, the tensor has " +
                            std::to_string(in.shape[0]));
     Tensor<T> out = Tensor<T>::dense(in.shape, {});
@@ -340,7 +338,8 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
   }
   if (auto u = mlir::dyn_cast<UnaryOp>(op)) {
     Tensor<T> t = tensor(u.getInput());
-    T alpha = static_cast<T>(u.getAlpha() ? u.getAlpha()->convertToDouble() : 0);
+    T alpha =
+        static_cast<T>(u.getAlpha() ? u.getAlpha()->convertToDouble() : 0);
     for (T &x : t.data) {
       switch (u.getFn()) {
       case UnaryFn::neg:
@@ -420,7 +419,8 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
         known *= shape[i];
     }
     int64_t rows = offset ? t.shape[0] : 1;
-    int64_t total = product(llvm::ArrayRef<int64_t>(t.shape).drop_front(offset));
+    int64_t total =
+        product(llvm::ArrayRef<int64_t>(t.shape).drop_front(offset));
     if (dynamicAt >= 0)
       shape[dynamicAt] = known ? total / known : 0;
     if (product(shape) != total)
@@ -436,9 +436,11 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
     return reduce(r);
   if (auto s = mlir::dyn_cast<SoftmaxOp>(op)) {
     Tensor<T> t = tensor(s.getInput());
-    size_t axis = s.getAxisAttr().getInt() + (t.domain == Domain::dense ? 0 : 1);
+    size_t axis =
+        s.getAxisAttr().getInt() + (t.domain == Domain::dense ? 0 : 1);
     int64_t len = t.shape[axis];
-    int64_t inner = product(llvm::ArrayRef<int64_t>(t.shape).drop_front(axis + 1));
+    int64_t inner =
+        product(llvm::ArrayRef<int64_t>(t.shape).drop_front(axis + 1));
     int64_t outer = t.numElements() / std::max<int64_t>(len * inner, 1);
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
@@ -468,7 +470,8 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
     out.shape[axis] = 0;
     for (const Tensor<T> *t : inputs)
       out.shape[axis] += t->shape[axis];
-    int64_t outer = product(llvm::ArrayRef<int64_t>(out.shape).take_front(axis));
+    int64_t outer =
+        product(llvm::ArrayRef<int64_t>(out.shape).take_front(axis));
     for (int64_t o = 0; o < outer; ++o)
       for (const Tensor<T> *t : inputs) {
         int64_t chunk =
@@ -725,8 +728,8 @@ template <typename T> Status Evaluator<T>::aggregate(gnn::AggregateOp op) {
     st.rowShape.assign(type.getShape().begin(), type.getShape().end());
     st.rowSize = product(st.rowShape);
     if (st.kind == "softmax_sum") {
-      auto logitType = mlir::cast<DomainTensorType>(
-          yield.getValues()[next].getType());
+      auto logitType =
+          mlir::cast<DomainTensorType>(yield.getValues()[next].getType());
       st.logitSize = product(logitType.getShape());
       st.logitOf = broadcastIndex(logitType.getShape(), st.rowShape);
       auto dict = mlir::cast<mlir::DictionaryAttr>(op.getReductions()[i]);

@@ -16,8 +16,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "gnnc/Conversion/ASTToGNN/MLIRGen.h"
-#include "gnnc/Frontend/Frontend.h"
 #include "gnnc/Dialect/GNN/Transforms/Passes.h"
+#include "gnnc/Frontend/Frontend.h"
 #include "gnnc/Interpreter/Interpreter.h"
 #include "gnnc/runtime/Npy.h"
 
@@ -77,8 +77,8 @@ llvm::cl::opt<int64_t> numNodes(
     llvm::cl::desc("Number of vertices (default: the rows of GRAPH/x.npy)"),
     llvm::cl::init(-1), llvm::cl::cat(category));
 llvm::cl::opt<bool> fuse("fuse",
-                          llvm::cl::desc("Run the fused IR (after gnn-fuse)"),
-                          llvm::cl::cat(category));
+                         llvm::cl::desc("Run the fused IR (after gnn-fuse)"),
+                         llvm::cl::cat(category));
 llvm::cl::opt<bool> training("training",
                              llvm::cl::desc("Apply dropout (training mode)"),
                              llvm::cl::cat(category));
@@ -151,8 +151,8 @@ template <typename T> static int runAs(mlir::ModuleOp module) {
       if (value.kind == g::GraphKind::batched) {
         rt::NpyArray batch;
         std::string path = join(graphDir, "batch.npy");
-        rt::Status s = rt::readNpyExpect(path, rt::DType::Int64,
-                                         {graph->numDst()}, batch);
+        rt::Status s =
+            rt::readNpyExpect(path, rt::DType::Int64, {graph->numDst()}, batch);
         if (!s.ok())
           return fail(s.message());
         const int64_t *ids = batch.data<int64_t>();
@@ -200,8 +200,8 @@ template <typename T> static int runAs(mlir::ModuleOp module) {
 
   rt::NpyArray out;
   out.shape = result.shape;
-  out.dtype = std::is_same_v<T, double> ? rt::DType::Float64
-                                        : rt::DType::Float32;
+  out.dtype =
+      std::is_same_v<T, double> ? rt::DType::Float64 : rt::DType::Float32;
   out.bytes.resize(result.data.size() * sizeof(T));
   std::memcpy(out.bytes.data(), result.data.data(), out.bytes.size());
   s = rt::writeNpy(outputFile, out);

@@ -71,7 +71,8 @@ using ExprPtr = std::unique_ptr<Expr>;
   static bool classof(const Expr *e) { return e->getKind() == Kind::K; }
 
 struct IntExpr : Expr {
-  IntExpr(llvm::SMLoc loc, int64_t value) : Expr(Kind::Int, loc), value(value) {}
+  IntExpr(llvm::SMLoc loc, int64_t value)
+      : Expr(Kind::Int, loc), value(value) {}
   int64_t value;
   GNNC_EXPR_CLASSOF(Int)
 };
@@ -199,7 +200,15 @@ struct SubscriptExpr : Expr {
 //===----------------------------------------------------------------------===//
 
 struct TypeExpr {
-  enum class Kind { Graph, Block, BatchedGraph, HeteroGraph, Int, Float, Tensor };
+  enum class Kind {
+    Graph,
+    Block,
+    BatchedGraph,
+    HeteroGraph,
+    Int,
+    Float,
+    Tensor
+  };
   Kind kind = Kind::Tensor;
   llvm::SMLoc loc;
   ElemType elemType = ElemType::F32;
@@ -213,7 +222,15 @@ struct TypeExpr {
 
 class Stmt {
 public:
-  enum class Kind { Assign, AttrAssign, ExprStmt, VertexLoop, RangeLoop, Return, Pass };
+  enum class Kind {
+    Assign,
+    AttrAssign,
+    ExprStmt,
+    VertexLoop,
+    RangeLoop,
+    Return,
+    Pass
+  };
   Stmt(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
   virtual ~Stmt() = default;
   Kind getKind() const { return kind; }
@@ -271,8 +288,8 @@ struct VertexLoopStmt : Stmt {
 /// `for i in range(count):` with a compile-time count.
 struct RangeLoopStmt : Stmt {
   RangeLoopStmt(llvm::SMLoc loc, Ident var, ExprPtr count, StmtList body)
-      : Stmt(Kind::RangeLoop, loc), var(std::move(var)), count(std::move(count)),
-        body(std::move(body)) {}
+      : Stmt(Kind::RangeLoop, loc), var(std::move(var)),
+        count(std::move(count)), body(std::move(body)) {}
   Ident var;
   ExprPtr count;
   StmtList body;

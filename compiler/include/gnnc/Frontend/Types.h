@@ -73,18 +73,18 @@ enum class Direction { In, Out };
 /// The type of any expression after semantic analysis.
 struct ValueType {
   enum class Kind {
-    Error,     ///< already diagnosed; suppresses follow-on errors
-    Tensor,    ///< tensors and scalars, in any domain
-    Graph,     ///< a graph argument or relation
-    VertexSet, ///< g.dst_vertex / g.src_vertex
-    Vertex,    ///< a vertex variable (loop or comprehension)
-    EdgeVar,   ///< `e` in `for u, e in v.inedges`
-    Neighbours,///< v.innbs / v.inedges / v.outnbs / v.outedges
-    Layer,     ///< an instance of a layer
+    Error,      ///< already diagnosed; suppresses follow-on errors
+    Tensor,     ///< tensors and scalars, in any domain
+    Graph,      ///< a graph argument or relation
+    VertexSet,  ///< g.dst_vertex / g.src_vertex
+    Vertex,     ///< a vertex variable (loop or comprehension)
+    EdgeVar,    ///< `e` in `for u, e in v.inedges`
+    Neighbours, ///< v.innbs / v.inedges / v.outnbs / v.outedges
+    Layer,      ///< an instance of a layer
     String,
     List,
     Dict,
-    Function,  ///< a builtin or graph method, before it is called
+    Function, ///< a builtin or graph method, before it is called
   };
   Kind kind = Kind::Error;
 
@@ -103,8 +103,8 @@ struct ValueType {
 
   // Graph / VertexSet / Vertex / Neighbours.
   GraphKind graphKind = GraphKind::Graph;
-  Domain side = Domain::Dst;    ///< VertexSet, Vertex: which side
-  bool withEdges = false;        ///< Neighbours: inedges/outedges
+  Domain side = Domain::Dst; ///< VertexSet, Vertex: which side
+  bool withEdges = false;    ///< Neighbours: inedges/outedges
 
   /// Layer: the definition's name. Function: the builtin's name.
   std::string name;

@@ -180,7 +180,7 @@ private:
     HEnv env;
     std::map<std::string, Dim> dims;
     std::map<std::string, Value> values;
-    std::map<std::string, Value> graphs; ///< graph values by key
+    std::map<std::string, Value> graphs;    ///< graph values by key
     std::map<std::string, AttrTable> dense; ///< dense tensors set as attrs
     std::map<std::string, AttrTable> views; ///< attached views, cached
     std::map<std::string, std::pair<const Definition *, HEnv>> instances;
@@ -313,8 +313,7 @@ MLIRGenImpl::run(const MLIRGenOptions &options) {
   return module;
 }
 
-std::optional<Const> MLIRGenImpl::evalConst(const Expr &expr,
-                                            const HEnv &env) {
+std::optional<Const> MLIRGenImpl::evalConst(const Expr &expr, const HEnv &env) {
   if (auto *i = llvm::dyn_cast<IntExpr>(&expr))
     return Const{false, i->value, 0};
   if (auto *f = llvm::dyn_cast<FloatExpr>(&expr))
@@ -483,12 +482,12 @@ EmittedFunction *MLIRGenImpl::emitFunction(const Definition &def,
       argTypes.push_back(g::GraphType::get(&context, g::GraphKind::hetero));
       break;
     case TypeExpr::Kind::Int:
-      argTypes.push_back(g::DomainTensorType::get(
-          &context, g::Domain::dense, {}, builder.getI64Type()));
+      argTypes.push_back(g::DomainTensorType::get(&context, g::Domain::dense,
+                                                  {}, builder.getI64Type()));
       break;
     case TypeExpr::Kind::Float:
-      argTypes.push_back(g::DomainTensorType::get(
-          &context, g::Domain::dense, {}, builder.getF32Type()));
+      argTypes.push_back(g::DomainTensorType::get(&context, g::Domain::dense,
+                                                  {}, builder.getF32Type()));
       break;
     case TypeExpr::Kind::Tensor: {
       llvm::SmallVector<int64_t> shape;
@@ -509,8 +508,8 @@ EmittedFunction *MLIRGenImpl::emitFunction(const Definition &def,
     std::string init = p.init.name;
     if (init.empty())
       init = p.resolvedType->shape.size() >= 2 ? "glorot" : "zeros";
-    params.push_back({p.name.name, tensorType(*p.resolvedType, g::Domain::dense),
-                      init});
+    params.push_back(
+        {p.name.name, tensorType(*p.resolvedType, g::Domain::dense), init});
   }
   for (auto &[instName, child] : children)
     for (const ParamInfo &p : child->params)
@@ -742,8 +741,7 @@ Value MLIRGenImpl::toSide(Value v, g::Domain side, mlir::Location l) {
   shape.append(row.getShape().begin(), row.getShape().end());
   auto denseType = g::DomainTensorType::get(&context, g::Domain::dense, shape,
                                             row.getElementType());
-  Value dense =
-      builder.create<g::CollectOp>(l, denseType, currentGraph(), v);
+  Value dense = builder.create<g::CollectOp>(l, denseType, currentGraph(), v);
   return builder.create<g::AttachOp>(l, row.withDomain(side), currentGraph(),
                                      dense);
 }
@@ -790,8 +788,9 @@ Value MLIRGenImpl::readAttr(const std::string &graphKey, Value graph,
     return nullptr;
   g::DomainTensorType t = typeOf(found->second);
   Value view = builder.create<g::AttachOp>(
-      l, g::DomainTensorType::get(&context, side, t.getShape().drop_front(),
-                                  t.getElementType()),
+      l,
+      g::DomainTensorType::get(&context, side, t.getShape().drop_front(),
+                               t.getElementType()),
       graph, found->second);
   cache[name] = view;
   return view;
@@ -803,8 +802,7 @@ Value MLIRGenImpl::readAttr(const std::string &graphKey, Value graph,
 
 Value MLIRGenImpl::constant(double value, mlir::Type elem, mlir::Location l) {
   auto type = g::DomainTensorType::get(&context, g::Domain::dense, {}, elem);
-  return builder.create<g::ConstantOp>(l, type,
-                                       builder.getF64FloatAttr(value));
+  return builder.create<g::ConstantOp>(l, type, builder.getF64FloatAttr(value));
 }
 
 /// True for a number or float hyper-parameter: lowered with the element
@@ -1018,8 +1016,8 @@ Value MLIRGenImpl::lowerComprehension(const ComprehensionExpr &expr) {
                                g::GraphKind::block
                            ? GraphKind::Block
                            : GraphKind::Graph;
-      vertex = VertexContext{side, graph, graphName->name, kind,
-                             expr.vars[0].name};
+      vertex =
+          VertexContext{side, graph, graphName->name, kind, expr.vars[0].name};
       Value v = lower(*expr.element);
       if (v && domainOf(v) == g::Domain::dense)
         v = builder.create<g::SplatOp>(l, typeOf(v).withDomain(toDomain(side)),
@@ -1070,8 +1068,8 @@ Value MLIRGenImpl::binary(g::BinaryFn op, Value a, Value b, mlir::Location l,
       vertexValue = atCenter(vertexValue, l);
       return;
     }
-    g::Domain end = direction == Direction::In ? g::Domain::dst
-                                               : g::Domain::src;
+    g::Domain end =
+        direction == Direction::In ? g::Domain::dst : g::Domain::src;
     vertexValue = toSide(vertexValue, end, l);
     vertexValue = builder.create<g::GatherOp>(
         l, typeOf(vertexValue).withDomain(g::Domain::edge), currentGraph(),
@@ -1097,13 +1095,13 @@ Value MLIRGenImpl::binary(g::BinaryFn op, Value a, Value b, mlir::Location l,
                     : 1;
     shape[rank - 1 - i] = x == 1 ? y : x;
   }
-  auto type = g::DomainTensorType::get(&context, domain, shape,
-                                       ta.getElementType());
+  auto type =
+      g::DomainTensorType::get(&context, domain, shape, ta.getElementType());
   return builder.create<g::BinaryOp>(l, type, op, a, b);
 }
 
-Value MLIRGenImpl::lowerBinary(g::BinaryFn op, const Expr &lhs,
-                               const Expr &rhs, mlir::Location l) {
+Value MLIRGenImpl::lowerBinary(g::BinaryFn op, const Expr &lhs, const Expr &rhs,
+                               mlir::Location l) {
   // A number takes the element type of the tensor it meets.
   Value a, b;
   if (isWeakScalar(lhs) && !isWeakScalar(rhs)) {
@@ -1125,11 +1123,9 @@ Value MLIRGenImpl::lowerBinary(g::BinaryFn op, const Expr &lhs,
   if (typeOf(a).getElementType() != typeOf(b).getElementType()) {
     // A run-time integer (g.n_nodes, an int argument) meeting a float
     // tensor: the dialect has no conversion op yet.
-    fail(lhs.getLoc(), "arithmetic between " +
-                           mlirTypeString(typeOf(a).getElementType()) +
-                           " and " +
-                           mlirTypeString(typeOf(b).getElementType()) +
-                           " values");
+    fail(lhs.getLoc(),
+         "arithmetic between " + mlirTypeString(typeOf(a).getElementType()) +
+             " and " + mlirTypeString(typeOf(b).getElementType()) + " values");
     return nullptr;
   }
   Direction direction = Direction::In;
@@ -1251,8 +1247,8 @@ Value MLIRGenImpl::lowerBuiltin(const CallExpr &call, llvm::StringRef name) {
     if (axisExpr)
       axis = builder.getI64IntegerAttr(axisOf(x, 1, -1));
     const Expr *keep = argExpr(2, "keepdims");
-    bool keepdims = keep && llvm::isa<BoolExpr>(keep) &&
-                    llvm::cast<BoolExpr>(keep)->value;
+    bool keepdims =
+        keep && llvm::isa<BoolExpr>(keep) && llvm::cast<BoolExpr>(keep)->value;
     return builder.create<g::ReduceOp>(
         l, resultLike(x), g::ReduceFnAttr::get(&context, reduce), x, axis,
         keepdims ? builder.getUnitAttr() : nullptr);
@@ -1347,9 +1343,9 @@ Value MLIRGenImpl::lowerGraphMethod(const CallExpr &call, Value graph,
     llvm::SmallVector<int64_t> shape(t.getShape());
     shape.back() = 1;
     return builder.create<g::ReduceOp>(
-        l, t.withShape(shape),
-        g::ReduceFnAttr::get(&context, g::ReduceFn::sum), product,
-        builder.getI64IntegerAttr(t.getRank() - 1), builder.getUnitAttr());
+        l, t.withShape(shape), g::ReduceFnAttr::get(&context, g::ReduceFn::sum),
+        product, builder.getI64IntegerAttr(t.getRank() - 1),
+        builder.getUnitAttr());
   }
   // Aggregations and edge softmax: over the loop vertex's neighbourhood.
   Value list = lower(*call.args[0].value);
@@ -1364,8 +1360,7 @@ Value MLIRGenImpl::lowerGraphMethod(const CallExpr &call, Value graph,
       direction == Direction::In ? g::Domain::dst : g::Domain::src;
   if (method == "softmax")
     return builder.create<g::EdgeSoftmaxOp>(
-        l, list.getType(), graph, list,
-        g::DomainAttr::get(&context, center));
+        l, list.getType(), graph, list, g::DomainAttr::get(&context, center));
   g::ReduceFn reduce = llvm::StringSwitch<g::ReduceFn>(method)
                            .Case("sum", g::ReduceFn::sum)
                            .Case("avg", g::ReduceFn::mean)
@@ -1377,9 +1372,10 @@ Value MLIRGenImpl::lowerGraphMethod(const CallExpr &call, Value graph,
   return atCenter(aggregated, l);
 }
 
-mlir::OwningOpRef<mlir::ModuleOp>
-gnnc::mlirGen(mlir::MLIRContext &context, const Module &module,
-              DiagnosticEngine &diags, const MLIRGenOptions &options) {
+mlir::OwningOpRef<mlir::ModuleOp> gnnc::mlirGen(mlir::MLIRContext &context,
+                                                const Module &module,
+                                                DiagnosticEngine &diags,
+                                                const MLIRGenOptions &options) {
   loadGNNDialects(context);
   return MLIRGenImpl(context, module, diags).run(options);
 }

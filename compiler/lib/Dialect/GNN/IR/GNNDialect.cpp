@@ -44,9 +44,8 @@ Operation *GNNDialect::materializeConstant(OpBuilder &builder, Attribute value,
   auto tensorType = dyn_cast<DomainTensorType>(type);
   if (!floatAttr || !tensorType)
     return nullptr;
-  return builder.create<ConstantOp>(loc, tensorType,
-                                    builder.getF64FloatAttr(
-                                        floatAttr.getValueAsDouble()));
+  return builder.create<ConstantOp>(
+      loc, tensorType, builder.getF64FloatAttr(floatAttr.getValueAsDouble()));
 }
 
 //===----------------------------------------------------------------------===//
@@ -71,8 +70,8 @@ Type DomainTensorType::parse(AsmParser &parser) {
         << keyword << "'; expected dense, src, dst or edge";
     return {};
   }
-  return parser.getChecked<DomainTensorType>(parser.getContext(), *domain, shape,
-                                       elementType);
+  return parser.getChecked<DomainTensorType>(parser.getContext(), *domain,
+                                             shape, elementType);
 }
 
 void DomainTensorType::print(AsmPrinter &printer) const {
@@ -89,7 +88,8 @@ void DomainTensorType::print(AsmPrinter &printer) const {
 
 LogicalResult
 DomainTensorType::verify(llvm::function_ref<InFlightDiagnostic()> emitError,
-                   Domain domain, ArrayRef<int64_t> shape, Type elementType) {
+                         Domain domain, ArrayRef<int64_t> shape,
+                         Type elementType) {
   if (!elementType.isIntOrFloat())
     return emitError() << "element type must be an integer or float, got "
                        << elementType;
@@ -132,10 +132,13 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
   return out + "]";
 }
 
-static DomainTensorType tensorOf(Value v) { return cast<DomainTensorType>(v.getType()); }
+static DomainTensorType tensorOf(Value v) {
+  return cast<DomainTensorType>(v.getType());
+}
 
 /// The operand and the result have the same element type.
-static LogicalResult sameElement(Operation *op, DomainTensorType a, DomainTensorType b) {
+static LogicalResult sameElement(Operation *op, DomainTensorType a,
+                                 DomainTensorType b) {
   if (a.getElementType() != b.getElementType())
     return op->emitOpError("element types differ: ")
            << a.getElementType() << " vs " << b.getElementType();
@@ -147,12 +150,12 @@ static LogicalResult expectDomain(Operation *op, DomainTensorType t,
   if (llvm::is_contained(allowed, t.getDomain()))
     return success();
   return op->emitOpError() << what << " must be in domain "
-                           << llvm::join(llvm::map_range(allowed,
-                                                         [](Domain d) {
-                                                           return stringifyDomain(
-                                                               d);
-                                                         }),
-                                         " or ")
+                           << llvm::join(
+                                  llvm::map_range(allowed,
+                                                  [](Domain d) {
+                                                    return stringifyDomain(d);
+                                                  }),
+                                  " or ")
                            << ", got " << stringifyDomain(t.getDomain());
 }
 
@@ -381,7 +384,7 @@ broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
 
 LogicalResult BinaryOp::verify() {
   DomainTensorType lhs = tensorOf(getLhs()), rhs = tensorOf(getRhs()),
-             out = tensorOf(getResult());
+                   out = tensorOf(getResult());
   if (lhs.getElementType() != rhs.getElementType() ||
       lhs.getElementType() != out.getElementType())
     return emitOpError("operands and result must share an element type");
@@ -412,7 +415,7 @@ LogicalResult BinaryOp::verify() {
 
 LogicalResult MatmulOp::verify() {
   DomainTensorType lhs = tensorOf(getLhs()), rhs = tensorOf(getRhs()),
-             out = tensorOf(getResult());
+                   out = tensorOf(getResult());
   if (rhs.getDomain() != Domain::dense || rhs.getRank() != 2)
     return emitOpError("right operand must be a dense matrix");
   if (lhs.getRank() < 1)
@@ -510,7 +513,8 @@ LogicalResult SoftmaxOp::verify() {
 LogicalResult ConcatOp::verify() {
   if (getInputs().empty())
     return emitOpError("needs at least one operand");
-  DomainTensorType first = tensorOf(getInputs()[0]), out = tensorOf(getResult());
+  DomainTensorType first = tensorOf(getInputs()[0]),
+                   out = tensorOf(getResult());
   int64_t axis = getAxisAttr().getInt();
   if (axis < 0 || axis >= first.getRank())
     return emitOpError("axis ") << axis << " is out of range";
@@ -536,8 +540,8 @@ LogicalResult ConcatOp::verify() {
       out.getElementType() != first.getElementType() ||
       !shapesCompatible(shape, out.getShape()))
     return emitOpError("result must be ")
-           << stringifyDomain(first.getDomain()) << " "
-           << shapeString(shape) << " of " << first.getElementType();
+           << stringifyDomain(first.getDomain()) << " " << shapeString(shape)
+           << " of " << first.getElementType();
   return success();
 }
 
@@ -628,9 +632,8 @@ LogicalResult AggregateOp::verifyRegions() {
     DomainTensorType in = tensorOf(input);
     DomainTensorType row = in.withDomain(Domain::dense);
     if (arg.getType() != row)
-      return emitOpError("body argument ")
-             << arg.getArgNumber() << " must be " << row << ", the row of "
-             << in;
+      return emitOpError("body argument ") << arg.getArgNumber() << " must be "
+                                           << row << ", the row of " << in;
   }
   auto yield = dyn_cast<YieldOp>(block.getTerminator());
   if (!yield)

@@ -68,9 +68,9 @@ bool isRowLocal(Operation *op) {
 
 /// What one scatter will fold, before it is built into an aggregate.
 struct Reduction {
-  Operation *root;                // the scatter being replaced
-  DictionaryAttr attr;            // the reduction's entry
-  SmallVector<Value, 2> yields;   // per-edge values (edge tensors)
+  Operation *root;              // the scatter being replaced
+  DictionaryAttr attr;          // the reduction's entry
+  SmallVector<Value, 2> yields; // per-edge values (edge tensors)
 };
 
 /// Recognises `sum_e softmax(l)_e * m_e` in the two spellings, optionally
@@ -176,9 +176,8 @@ AggregateOp buildAggregate(OpBuilder &builder, Value graph, Domain by,
     visit(v);
   // Keep the cloned ops in their original order.
   SmallVector<Operation *> ordered(body.begin(), body.end());
-  llvm::sort(ordered, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
+  llvm::sort(ordered,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
 
   Operation *last = reductions.front().root;
   for (const Reduction &r : reductions)
@@ -198,9 +197,8 @@ AggregateOp buildAggregate(OpBuilder &builder, Value graph, Domain by,
   for (Operation *op : ordered)
     locs.push_back(op->getLoc());
   auto aggregate = builder.create<AggregateOp>(
-      FusedLoc::get(context, locs), resultTypes, graph,
-      inputs.getArrayRef(), DomainAttr::get(context, by),
-      builder.getArrayAttr(attrs));
+      FusedLoc::get(context, locs), resultTypes, graph, inputs.getArrayRef(),
+      DomainAttr::get(context, by), builder.getArrayAttr(attrs));
 
   Block *block = builder.createBlock(&aggregate.getBody());
   IRMapping mapping;
@@ -254,8 +252,8 @@ void eraseDeadOps(func::FuncOp func) {
     changed = false;
     SmallVector<Operation *> dead;
     func.walk([&](Operation *op) {
-      if (op->getParentOp() != func.getOperation() ||
-          isa<func::ReturnOp>(op) || op->getNumResults() == 0)
+      if (op->getParentOp() != func.getOperation() || isa<func::ReturnOp>(op) ||
+          op->getNumResults() == 0)
         return;
       if (op->use_empty() && isa<GNNDialect>(op->getDialect()))
         dead.push_back(op);
@@ -282,8 +280,7 @@ bool dependsOn(Operation *op, Operation *source) {
         continue;
       if (def == source)
         return true;
-      if (def->getBlock() == source->getBlock() &&
-          source->isBeforeInBlock(def))
+      if (def->getBlock() == source->getBlock() && source->isBeforeInBlock(def))
         worklist.push_back(def);
     }
     // Values used inside regions (none: aggregate bodies are isolated).
@@ -323,8 +320,8 @@ bool mergeOnce(func::FuncOp func, OpBuilder &builder) {
                                         a.getReductions().end());
       reductions.append(b.getReductions().begin(), b.getReductions().end());
       auto merged = builder.create<AggregateOp>(
-          FusedLoc::get(builder.getContext(), {a.getLoc(), b.getLoc()}),
-          types, a.getGraph(), inputs.getArrayRef(), a.getByAttr(),
+          FusedLoc::get(builder.getContext(), {a.getLoc(), b.getLoc()}), types,
+          a.getGraph(), inputs.getArrayRef(), a.getByAttr(),
           builder.getArrayAttr(reductions));
       Block *block = builder.createBlock(&merged.getBody());
       DenseMap<Value, Value> argOf;
