@@ -71,13 +71,17 @@ struct Reduction {
   Operation *root;              // the scatter being replaced
   DictionaryAttr attr;          // the reduction's entry
   SmallVector<Value, 2> yields; // per-edge values (edge tensors)
+  /// Ops folded into the reduction itself (softmax, weighting, a
+  /// hand-written normaliser): their locations join the fused op's.
+  SmallVector<Operation *> folded;
 };
 
 /// Recognises `sum_e softmax(l)_e * m_e` in the two spellings, optionally
 /// with dropout on the normalised weights. Fills `logits`, `values` and the
 /// dropout parameters; returns false when the scatter is something else.
 bool matchSoftmaxSum(ScatterOp scatter, Value &logits, Value &values,
-                     std::optional<std::pair<double, int64_t>> &dropout) {
+                     std::optional<std::pair<double, int64_t>> &dropout,
+                     SmallVectorImpl<Operation *> &folded) {
   if (scatter.getFn() != ReduceFn::sum)
     return false;
   auto mul = scatter.getInput().getDefiningOp<BinaryOp>();
@@ -87,7 +91,10 @@ bool matchSoftmaxSum(ScatterOp scatter, Value &logits, Value &values,
   for (int side = 0; side < 2; ++side) {
     Value weights = side ? mul.getRhs() : mul.getLhs();
     Value other = side ? mul.getLhs() : mul.getRhs();
-    if (!isEdge(weights) || !isEdge(other))
+    // The values must already have the result's rows: softmax_sum
+    // broadcasts weights over values, not values over weights.
+    if (!isEdge(weights) || !isEdge(other) ||
+        tensorOf(other).getShape() != tensorOf(mul.getResult()).getShape())
       continue;
     Value w = weights;
     std::optional<std::pair<double, int64_t>> drop;
@@ -105,6 +112,9 @@ bool matchSoftmaxSum(ScatterOp scatter, Value &logits, Value &values,
       logits = sm.getInput();
       values = other;
       dropout = drop;
+      folded.assign({mul.getOperation(), sm.getOperation()});
+      if (Operation *d = weights.getDefiningOp<DropoutOp>())
+        folded.push_back(d);
       return true;
     }
     // softmax(l) written out: exp(l) / gather(scatter_sum(exp(l))).
@@ -118,6 +128,7 @@ bool matchSoftmaxSum(ScatterOp scatter, Value &logits, Value &values,
       continue;
     auto norm = gather.getInput().getDefiningOp<ScatterOp>();
     if (!norm || norm.getFn() != ReduceFn::sum ||
+        norm.getGraph() != scatter.getGraph() ||
         norm.getInput() != exp.getResult() || !norm->hasOneUse() ||
         tensorOf(norm.getResult()).getDomain() != by ||
         tensorOf(gather.getInput()).getDomain() != by)
@@ -130,6 +141,10 @@ bool matchSoftmaxSum(ScatterOp scatter, Value &logits, Value &values,
     logits = exp.getInput();
     values = other;
     dropout = drop;
+    folded.assign({mul.getOperation(), div.getOperation(), exp.getOperation(),
+                   gather.getOperation(), norm.getOperation()});
+    if (Operation *d = weights.getDefiningOp<DropoutOp>())
+      folded.push_back(d);
     return true;
   }
   return false;
@@ -146,17 +161,19 @@ AggregateOp buildAggregate(OpBuilder &builder, Value graph, Domain by,
   SmallVector<Value> worklist;
   for (const Reduction &r : reductions)
     worklist.append(r.yields.begin(), r.yields.end());
-  DenseMap<Value, Value> inputOf; // body value -> outer input
+  SmallVector<Location> leafLocs; // gathers and splats read by the body
   std::function<void(Value)> visit = [&](Value v) {
     Operation *def = v.getDefiningOp();
     if (auto gather = dyn_cast_or_null<GatherOp>(def)) {
       if (gather.getGraph() == graph) {
         inputs.insert(gather.getInput());
+        leafLocs.push_back(gather.getLoc());
         return;
       }
     }
     if (auto splat = dyn_cast_or_null<SplatOp>(def)) {
       inputs.insert(splat.getInput());
+      leafLocs.push_back(splat.getLoc());
       return;
     }
     if (isa_and_nonnull<ConstantOp>(def)) {
@@ -196,6 +213,10 @@ AggregateOp buildAggregate(OpBuilder &builder, Value graph, Domain by,
   // The fused op carries the locations of everything it replaced.
   for (Operation *op : ordered)
     locs.push_back(op->getLoc());
+  for (const Reduction &r : reductions)
+    for (Operation *op : r.folded)
+      locs.push_back(op->getLoc());
+  locs.append(leafLocs.begin(), leafLocs.end());
   auto aggregate = builder.create<AggregateOp>(
       FusedLoc::get(context, locs), resultTypes, graph, inputs.getArrayRef(),
       DomainAttr::get(context, by), builder.getArrayAttr(attrs));
@@ -206,10 +227,6 @@ AggregateOp buildAggregate(OpBuilder &builder, Value graph, Domain by,
     DomainTensorType row = tensorOf(input).withDomain(Domain::dense);
     Value arg = block->addArgument(row, input.getLoc());
     mapping.map(input, arg);
-  }
-  // Gathers and splats map to the input they read.
-  for (Value v : worklist) {
-    (void)v;
   }
   std::function<Value(Value)> lookup = [&](Value v) -> Value {
     if (Value mapped = mapping.lookupOrNull(v))
@@ -385,7 +402,7 @@ struct FusePass : public gnnc::gnn::impl::GNNFuseBase<FusePass> {
       r.root = scatter;
       Value logits, values;
       std::optional<std::pair<double, int64_t>> dropout;
-      if (matchSoftmaxSum(scatter, logits, values, dropout)) {
+      if (matchSoftmaxSum(scatter, logits, values, dropout, r.folded)) {
         SmallVector<NamedAttribute> entries{
             builder.getNamedAttr("kind", builder.getStringAttr("softmax_sum"))};
         if (dropout && dropout->first > 0) {
@@ -396,16 +413,10 @@ struct FusePass : public gnnc::gnn::impl::GNNFuseBase<FusePass> {
         }
         r.attr = builder.getDictionaryAttr(entries);
         r.yields = {logits, values};
-        // The hand-written normaliser is part of this reduction.
-        if (auto mul = scatter.getInput().getDefiningOp<BinaryOp>())
-          for (Value operand : mul->getOperands()) {
-            Value w = operand;
-            if (auto d = w.getDefiningOp<DropoutOp>())
-              w = d.getInput();
-            if (auto div = w.getDefiningOp<BinaryOp>())
-              if (auto gather = div.getRhs().getDefiningOp<GatherOp>())
-                consumed.insert(gather.getInput().getDefiningOp());
-          }
+        // A hand-written normaliser is part of this reduction.
+        for (Operation *op : r.folded)
+          if (isa<ScatterOp>(op))
+            consumed.insert(op);
       } else {
         StringRef kind = stringifyReduceFn(scatter.getFn());
         r.attr = builder.getDictionaryAttr(
