@@ -15,7 +15,9 @@ FUZZ_SECONDS=${GNNC_FUZZ_SECONDS:-60}
 export GNNC_JOBS=${GNNC_JOBS:-2}
 export GNNC_WERROR=ON
 export CTEST_OUTPUT_ON_FAILURE=1
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1}
+# allow_user_poisoning=0: LLVM's allocators poison memory from inline
+# header code, which an uninstrumented libMLIR does not unpoison.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:allow_user_poisoning=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 section() {
