@@ -8,6 +8,7 @@
 #include "gnnc/Frontend/Frontend.h"
 
 #include "gnnc/Dialect/GNN/Transforms/Passes.h"
+#include "gnnc/Dialect/GNNK/Transforms/Passes.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/Pass/PassManager.h"
@@ -26,7 +27,7 @@
 using namespace gnnc;
 
 namespace {
-enum class EmitKind { Tokens, AST, MLIR, MLIRFused };
+enum class EmitKind { Tokens, AST, MLIR, MLIRFused, KernelIR };
 
 llvm::cl::OptionCategory gnncCategory("gnnc options");
 
@@ -49,7 +50,9 @@ llvm::cl::opt<EmitKind> emitKind(
         clEnumValN(EmitKind::MLIR, "mlir",
                    "the gnn dialect, before any optimisation"),
         clEnumValN(EmitKind::MLIRFused, "mlir-fused",
-                   "the gnn dialect after gather-scatter fusion")),
+                   "the gnn dialect after gather-scatter fusion"),
+        clEnumValN(EmitKind::KernelIR, "kernel-ir",
+                   "after fusion, every aggregation as a gnnk kernel")),
     llvm::cl::cat(gnncCategory));
 
 llvm::cl::list<std::string>
@@ -114,28 +117,24 @@ int main(int argc, char **argv) {
 
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> mlirModule;
-  if (emitKind == EmitKind::MLIR || emitKind == EmitKind::MLIRFused) {
+  if (emitKind == EmitKind::MLIR || emitKind == EmitKind::MLIRFused ||
+      emitKind == EmitKind::KernelIR) {
     MLIRGenOptions options;
     options.entry = entry;
-    for (const std::string &define : defines) {
-      auto [name, value] = llvm::StringRef(define).split('=');
-      double number;
-      if (name.empty() || value.trim().getAsDouble(number)) {
-        diags.reportFile(inputFile, DiagID::err_bad_define, define);
-        return 1;
-      }
-      options.defines[name.trim().str()] = number;
-    }
+    if (!parseDefines(defines, options, diags, inputFile))
+      return 1;
     // MLIR's own diagnostics (verifier failures) print with carets too.
     mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
     mlirModule = mlirGen(context, *result.module, diags, options);
     if (!mlirModule)
       return 1;
-    if (emitKind == EmitKind::MLIRFused) {
+    if (emitKind == EmitKind::MLIRFused || emitKind == EmitKind::KernelIR) {
       mlir::PassManager pm(&context);
       if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
         return 1;
       gnnc::gnn::buildFusionPipeline(pm);
+      if (emitKind == EmitKind::KernelIR)
+        gnnc::gnnk::buildKernelPipeline(pm);
       if (mlir::failed(pm.run(*mlirModule)))
         return 1;
     }
