@@ -281,8 +281,8 @@ func.func @ops(%g: !gnn.graph<graph>, %x: !gnn.tensor<src, 2x3xf32>, %y: !gnn.te
 // CHECK-NEXT: %[[A:.*]] = memref.load %[[ACC]][%[[I]], %[[J]]] : memref<2x3xf32>
 // CHECK-NEXT: %[[C:.*]] = memref.load %[[SCALE]][%[[I]], %c0] : memref<2x1xf32>
 // CHECK-NEXT: %[[AC:.*]] = arith.mulf %[[A]], %[[C]] : f32
-// CHECK-NEXT: %[[X:.*]] = memref.load %[[H]][%[[U]], %[[I]], %[[J]]] : memref<?x2x3xf32>
 // CHECK-NEXT: %[[WW:.*]] = memref.load %[[WEIGHT]][%[[I]], %c0] : memref<2x1xf32>
+// CHECK-NEXT: %[[X:.*]] = memref.load %[[H]][%[[U]], %[[I]], %[[J]]] : memref<?x2x3xf32>
 // CHECK-NEXT: %[[WX:.*]] = arith.mulf %[[WW]], %[[X]] : f32
 // CHECK-NEXT: %[[NA:.*]] = arith.addf %[[AC]], %[[WX]] : f32
 // CHECK-NEXT: memref.store %[[NA]], %[[ACC]][%[[I]], %[[J]]] : memref<2x3xf32>

@@ -176,7 +176,8 @@ private:
         ivs.push_back(index(0));
         continue;
       }
-      auto loop = b.create<scf::ForOp>(loc, index(0), index(n), index(1));
+      Value lower = index(0), upper = index(n), step = index(1);
+      auto loop = b.create<scf::ForOp>(loc, lower, upper, step);
       b.setInsertionPointToStart(loop.getBody());
       ivs.push_back(loop.getInductionVar());
     }
@@ -191,7 +192,8 @@ private:
       body(index(from));
       return;
     }
-    auto loop = b.create<scf::ForOp>(loc, index(from), index(to), index(1));
+    Value lower = index(from), upper = index(to), step = index(1);
+    auto loop = b.create<scf::ForOp>(loc, lower, upper, step);
     b.setInsertionPointToStart(loop.getBody());
     body(loop.getInductionVar());
   }
@@ -283,17 +285,24 @@ Value KernelBuilder::unary(gnn::UnaryFn fn, Value x, double alpha) {
   case UnaryFn::sqrt:
     return b.create<math::SqrtOp>(loc, x);
   case UnaryFn::rsqrt: // 1 / sqrt(x), rounded twice as the interpreter does
-    return b.create<arith::DivFOp>(loc, floatConst(t, 1.0),
-                                   b.create<math::SqrtOp>(loc, x));
+  {
+    Value one = floatConst(t, 1.0);
+    Value root = b.create<math::SqrtOp>(loc, x);
+    return b.create<arith::DivFOp>(loc, one, root);
+  }
   case UnaryFn::abs:
     return b.create<math::AbsFOp>(loc, x);
   case UnaryFn::relu: // x > 0 ? x : 0
-    return b.create<arith::SelectOp>(loc, positive(), x, floatConst(t, 0.0));
+  {
+    Value isPositive = positive();
+    Value zero = floatConst(t, 0.0);
+    return b.create<arith::SelectOp>(loc, isPositive, x, zero);
+  }
   case UnaryFn::sigmoid: { // 1 / (1 + exp(-x))
     Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, x));
-    return b.create<arith::DivFOp>(
-        loc, floatConst(t, 1.0),
-        b.create<arith::AddFOp>(loc, floatConst(t, 1.0), e));
+    Value one = floatConst(t, 1.0);
+    Value denominator = b.create<arith::AddFOp>(loc, one, e);
+    return b.create<arith::DivFOp>(loc, one, denominator);
   }
   case UnaryFn::tanh:
     return b.create<math::TanhOp>(loc, x);
@@ -603,13 +612,17 @@ LogicalResult KernelBuilder::lowerSoftmax(gnn::SoftmaxOp op) {
     });
     store(floatConst(t, 0.0), sum, {});
     forRange(0, len, [&](Value j) {
-      Value d = b.create<arith::SubFOp>(loc, load(in, at(j)), load(mx, {}));
+      Value x = load(in, at(j));
+      Value m = load(mx, {});
+      Value d = b.create<arith::SubFOp>(loc, x, m);
       Value s = load(sum, {});
       store(b.create<arith::AddFOp>(loc, s, b.create<math::ExpOp>(loc, d)), sum,
             {});
     });
     forRange(0, len, [&](Value j) {
-      Value d = b.create<arith::SubFOp>(loc, load(in, at(j)), load(mx, {}));
+      Value x = load(in, at(j));
+      Value m = load(mx, {});
+      Value d = b.create<arith::SubFOp>(loc, x, m);
       Value s = load(sum, {});
       Value y;
       if (op.getLog())
@@ -741,7 +754,9 @@ void KernelBuilder::updateReduction(Reduction &r, Value first) {
     SmallVector<Value> li = broadcast(logits.shape, ivs);
     Value acc = load(r.acc, ivs);
     Value rescaled = b.create<arith::MulFOp>(loc, acc, load(r.scale, li));
-    Value term = b.create<arith::MulFOp>(loc, load(r.weight, li), load(x, ivs));
+    Value weight = load(r.weight, li);
+    Value value = load(x, ivs);
+    Value term = b.create<arith::MulFOp>(loc, weight, value);
     store(b.create<arith::AddFOp>(loc, rescaled, term), r.acc, ivs);
   });
 }
