@@ -67,7 +67,7 @@ public:
       : module(module), options(options) {}
 
   Status call(mlir::func::FuncOp func, const std::vector<Value<T>> &args,
-              Tensor<T> &result);
+              std::vector<Tensor<T>> &results);
 
 private:
   Status eval(mlir::Operation *op);
@@ -104,6 +104,9 @@ private:
   Status aggregate(gnn::AggregateOp op);
   Status edgeSoftmax(gnn::EdgeSoftmaxOp op);
   Status reduce(gnn::ReduceOp op);
+  Status reduceSelect(gnn::ReduceSelectOp op);
+  Status scatterSelect(gnn::ScatterSelectOp op);
+  Status broadcastLike(gnn::BroadcastLikeOp op);
 
   mlir::ModuleOp module;
   const RunOptions &options;
@@ -144,7 +147,7 @@ Status checkArgument(const Value<T> &value, mlir::Type type, unsigned index) {
 template <typename T>
 Status Evaluator<T>::call(mlir::func::FuncOp func,
                           const std::vector<Value<T>> &args,
-                          Tensor<T> &result) {
+                          std::vector<Tensor<T>> &results) {
   mlir::Block &body = func.getBody().front();
   if (args.size() != body.getNumArguments())
     return Status::error(llvm::formatv("@{0} takes {1} arguments, got {2}",
@@ -193,7 +196,9 @@ Status Evaluator<T>::call(mlir::func::FuncOp func,
   }
   for (mlir::Operation &op : body) {
     if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
-      result = tensor(ret.getOperand(0));
+      results.clear();
+      for (mlir::Value v : ret.getOperands())
+        results.push_back(tensor(v));
       return Status::success();
     }
     Status s = eval(&op);
@@ -230,6 +235,15 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
   if (auto n = mlir::dyn_cast<NumEdgesOp>(op)) {
     set(n.getResult(),
         Tensor<T>::dense({}, {static_cast<T>(edges(n.getGraph()).numEdges())}));
+    return Status::success();
+  }
+  if (auto n = mlir::dyn_cast<GraphSizesOp>(op)) {
+    const GraphValue &g = graph(n.getGraph());
+    Tensor<T> out =
+        Tensor<T>::dense({g.numGraphs}, std::vector<T>(g.numGraphs, T(0)));
+    for (int64_t b : g.graphOf)
+      out.data[b] += T(1);
+    set(n.getResult(), std::move(out));
     return Status::success();
   }
   if (auto r = mlir::dyn_cast<RelationOp>(op)) {
@@ -292,6 +306,8 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
   }
   if (auto s = mlir::dyn_cast<ScatterOp>(op))
     return scatter(s);
+  if (auto s = mlir::dyn_cast<ScatterSelectOp>(op))
+    return scatterSelect(s);
   if (auto s = mlir::dyn_cast<EdgeSoftmaxOp>(op))
     return edgeSoftmax(s);
   if (auto a = mlir::dyn_cast<AggregateOp>(op))
@@ -326,6 +342,53 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
       for (int64_t b = 0; b < g.numGraphs; ++b)
         for (int64_t j = 0; j < row && count[b]; ++j)
           out.data[b * row + j] /= static_cast<T>(count[b]);
+    set(r.getResult(), std::move(out));
+    return Status::success();
+  }
+
+  if (auto r = mlir::dyn_cast<ReadoutSelectOp>(op)) {
+    const GraphValue &g = graph(r.getGraph());
+    const Tensor<T> &in = tensor(r.getInput());
+    int64_t row = product(llvm::ArrayRef<int64_t>(in.shape).drop_front());
+    if (static_cast<int64_t>(g.graphOf.size()) != in.shape[0])
+      return error(op, "the batch assigns " + std::to_string(g.graphOf.size()) +
+                           " vertices, the tensor has " +
+                           std::to_string(in.shape[0]));
+    // The vertex each (graph, element) keeps: the first extreme one, as
+    // gnn.readout keeps it.
+    std::vector<int64_t> chosen(g.numGraphs * row, -1);
+    bool max = r.getFn() == ReduceFn::max;
+    for (int64_t v = 0; v < in.shape[0]; ++v)
+      for (int64_t j = 0; j < row; ++j) {
+        int64_t &c = chosen[g.graphOf[v] * row + j];
+        T x = in.data[v * row + j];
+        if (c < 0 ||
+            (max ? x > in.data[c * row + j] : x < in.data[c * row + j]))
+          c = v;
+      }
+    Tensor<T> out = Tensor<T>::dense(in.shape, std::vector<T>(in.data.size()));
+    for (int64_t b = 0; b < g.numGraphs; ++b)
+      for (int64_t j = 0; j < row; ++j)
+        if (int64_t c = chosen[b * row + j]; c >= 0)
+          out.data[c * row + j] = T(1);
+    set(r.getResult(), std::move(out));
+    return Status::success();
+  }
+  if (auto r = mlir::dyn_cast<BroadcastGraphsOp>(op)) {
+    const GraphValue &g = graph(r.getGraph());
+    const Tensor<T> &in = tensor(r.getInput());
+    int64_t row = product(llvm::ArrayRef<int64_t>(in.shape).drop_front());
+    if (in.shape[0] != g.numGraphs)
+      return error(op, "the batch has " + std::to_string(g.numGraphs) +
+                           " graphs, the tensor has " +
+                           std::to_string(in.shape[0]) + " rows");
+    int64_t n = static_cast<int64_t>(g.graphOf.size());
+    Tensor<T> out = Tensor<T>::dense(in.shape, {});
+    out.shape[0] = n;
+    out.data.reserve(n * row);
+    for (int64_t v = 0; v < n; ++v)
+      out.data.insert(out.data.end(), in.data.begin() + g.graphOf[v] * row,
+                      in.data.begin() + (g.graphOf[v] + 1) * row);
     set(r.getResult(), std::move(out));
     return Status::success();
   }
@@ -378,6 +441,9 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
       case UnaryFn::leaky_relu:
         x = x > T(0) ? x : alpha * x;
         break;
+      case UnaryFn::erf:
+        x = std::erf(x);
+        break;
       }
     }
     set(u.getResult(), std::move(t));
@@ -385,6 +451,8 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
   }
   if (auto b = mlir::dyn_cast<BinaryOp>(op))
     return binary(b);
+  if (auto b = mlir::dyn_cast<BroadcastLikeOp>(op))
+    return broadcastLike(b);
 
   // Dense operations.
   if (auto m = mlir::dyn_cast<MatmulOp>(op)) {
@@ -394,7 +462,8 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
     if (a.shape.back() != k)
       return error(op, "inner dimensions differ: " + shapeString(a.shape) +
                            " x " + shapeString(w.shape));
-    int64_t rows = a.numElements() / k;
+    int64_t rows =
+        product(llvm::ArrayRef<int64_t>(a.shape).drop_back()); // k may be 0
     Tensor<T> out{a.domain, a.shape, std::vector<T>(rows * n, T(0))};
     out.shape.back() = n;
     for (int64_t i = 0; i < rows; ++i)
@@ -434,6 +503,8 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
   }
   if (auto r = mlir::dyn_cast<ReduceOp>(op))
     return reduce(r);
+  if (auto r = mlir::dyn_cast<ReduceSelectOp>(op))
+    return reduceSelect(r);
   if (auto s = mlir::dyn_cast<SoftmaxOp>(op)) {
     Tensor<T> t = tensor(s.getInput());
     size_t axis =
@@ -482,6 +553,27 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
     set(c.getResult(), std::move(out));
     return Status::success();
   }
+  if (auto sl = mlir::dyn_cast<SliceOp>(op)) {
+    const Tensor<T> &in = tensor(sl.getInput());
+    size_t axis = sl.getAxis() + (in.domain == Domain::dense ? 0 : 1);
+    int64_t start = sl.getStart(), size = sl.getSize();
+    if (start + size > in.shape[axis])
+      return error(op, llvm::formatv("elements {0} to {1} are outside an "
+                                     "axis of size {2}",
+                                     start, start + size - 1, in.shape[axis]));
+    Tensor<T> out{in.domain, in.shape, {}};
+    out.shape[axis] = size;
+    int64_t outer = product(llvm::ArrayRef<int64_t>(in.shape).take_front(axis));
+    int64_t inner =
+        product(llvm::ArrayRef<int64_t>(in.shape).drop_front(axis + 1));
+    out.data.reserve(outer * size * inner);
+    for (int64_t o = 0; o < outer; ++o) {
+      auto from = in.data.begin() + (o * in.shape[axis] + start) * inner;
+      out.data.insert(out.data.end(), from, from + size * inner);
+    }
+    set(sl.getResult(), std::move(out));
+    return Status::success();
+  }
   if (auto tr = mlir::dyn_cast<TransposeOp>(op)) {
     const Tensor<T> &in = tensor(tr.getInput());
     size_t offset = in.domain == Domain::dense ? 0 : 1;
@@ -519,12 +611,16 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
     std::vector<Value<T>> args;
     for (mlir::Value v : c.getOperands())
       args.push_back(values[v]);
-    Tensor<T> out;
+    std::vector<Tensor<T>> outs;
     Evaluator<T> inner(module, options);
-    Status s = inner.call(callee, args, out);
+    Status s = inner.call(callee, args, outs);
     if (!s.ok())
       return s;
-    set(c.getResult(0), std::move(out));
+    if (outs.size() != c.getNumResults())
+      return error(op, "@" + c.getCallee() + " returned " +
+                           std::to_string(outs.size()) + " values");
+    for (auto [result, out] : llvm::zip(c.getResults(), outs))
+      set(result, std::move(out));
     return Status::success();
   }
   return error(op, "the interpreter does not know this op");
@@ -611,6 +707,9 @@ template <typename T> Status Evaluator<T>::binary(gnn::BinaryOp op) {
       break;
     case BinaryFn::pow:
       z = std::pow(x, y);
+      break;
+    case BinaryFn::gt:
+      z = x > y ? T(1) : T(0);
       break;
     }
     for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
@@ -929,17 +1028,145 @@ template <typename T> Status Evaluator<T>::reduce(gnn::ReduceOp op) {
   return Status::success();
 }
 
+/// The mask of the edge each vertex's scatter max/min keeps, element by
+/// element: the first extreme edge in CSR (CSC) order, as scatter() keeps.
+template <typename T>
+Status Evaluator<T>::scatterSelect(gnn::ScatterSelectOp op) {
+  using namespace gnn;
+  const rt::Graph &g = edges(op.getGraph());
+  const Tensor<T> &in = tensor(op.getInput());
+  bool byDst = op.getBy() == Domain::dst;
+  bool max = op.getFn() == ReduceFn::max;
+  int64_t count = byDst ? g.numDst() : g.numSrc();
+  const std::vector<int64_t> &ptr = byDst ? g.inPtr() : g.outPtr();
+  const std::vector<int64_t> &edgeIds = byDst ? g.inEdge() : g.outEdge();
+  int64_t row = product(llvm::ArrayRef<int64_t>(in.shape).drop_front());
+  Tensor<T> out{Domain::edge, in.shape, std::vector<T>(in.data.size(), T(0))};
+  for (int64_t v = 0; v < count; ++v) {
+    int64_t begin = ptr[v], end = ptr[v + 1];
+    if (begin == end)
+      continue;
+    for (int64_t j = 0; j < row; ++j) {
+      int64_t best = edgeIds[begin];
+      for (int64_t k = begin + 1; k < end; ++k) {
+        T x = in.data[edgeIds[k] * row + j], b = in.data[best * row + j];
+        if (max ? x > b : x < b)
+          best = edgeIds[k];
+      }
+      out.data[best * row + j] = T(1);
+    }
+  }
+  set(op.getResult(), std::move(out));
+  return Status::success();
+}
+
+/// The mask of the element reduce max/min keeps: the first extreme one in
+/// row-major order, as reduce() keeps it.
+template <typename T>
+Status Evaluator<T>::reduceSelect(gnn::ReduceSelectOp op) {
+  using namespace gnn;
+  const Tensor<T> &in = tensor(op.getInput());
+  size_t offset = in.domain == Domain::dense ? 0 : 1;
+  const std::vector<int64_t> &shape = in.shape;
+  std::vector<bool> reduced(shape.size(), false);
+  if (op.getAxisAttr())
+    reduced[op.getAxisAttr().getInt() + offset] = true;
+  else
+    for (size_t d = offset; d < shape.size(); ++d)
+      reduced[d] = true;
+  std::vector<int64_t> kept = shape;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (reduced[d])
+      kept[d] = 1;
+  std::vector<int64_t> keptStrides = stridesOf(kept);
+  std::vector<int64_t> best(product(kept), -1);
+  bool max = op.getFn() == ReduceFn::max;
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t flat = 0; flat < in.numElements(); ++flat) {
+    int64_t o = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      o += (reduced[d] ? 0 : index[d]) * keptStrides[d];
+    T x = in.data[flat];
+    if (best[o] < 0 || (max ? x > in.data[best[o]] : x < in.data[best[o]]))
+      best[o] = flat;
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  Tensor<T> out{in.domain, shape, std::vector<T>(in.data.size(), T(0))};
+  for (int64_t b : best)
+    if (b >= 0)
+      out.data[b] = T(1);
+  set(op.getResult(), std::move(out));
+  return Status::success();
+}
+
+/// `input` broadcast to the run-time shape of `like`, as binary() aligns a
+/// dense operand against rows or two row tensors behind their first axis.
+template <typename T>
+Status Evaluator<T>::broadcastLike(gnn::BroadcastLikeOp op) {
+  using namespace gnn;
+  const Tensor<T> &a = tensor(op.getInput());
+  const Tensor<T> &like = tensor(op.getLike());
+  std::vector<int64_t> sa = a.shape;
+  const std::vector<int64_t> &shape = like.shape;
+  if (like.domain != Domain::dense) {
+    if (a.domain == Domain::dense) {
+      while (sa.size() < shape.size() - 1)
+        sa.insert(sa.begin(), 1);
+      sa.insert(sa.begin(), 1);
+    } else {
+      while (sa.size() < shape.size())
+        sa.insert(sa.begin() + 1, 1);
+    }
+  }
+  while (sa.size() < shape.size())
+    sa.insert(sa.begin(), 1);
+  if (sa.size() != shape.size())
+    return error(op, "cannot broadcast " + shapeString(a.shape) + " to " +
+                         shapeString(shape));
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (sa[i] != shape[i] && sa[i] != 1)
+      return error(op, "cannot broadcast " + shapeString(a.shape) + " to " +
+                           shapeString(shape));
+  std::vector<int64_t> from = broadcastIndex(sa, shape);
+  Tensor<T> out{like.domain, shape, std::vector<T>(from.size())};
+  for (size_t i = 0; i < from.size(); ++i)
+    out.data[i] = a.data[from[i]];
+  set(op.getResult(), std::move(out));
+  return Status::success();
+}
+
 } // namespace
+
+template <typename T>
+Status interp::runAll(mlir::ModuleOp module, llvm::StringRef function,
+                      const std::vector<Value<T>> &args,
+                      std::vector<Tensor<T>> &results,
+                      const RunOptions &options) {
+  auto func = module.lookupSymbol<mlir::func::FuncOp>(function);
+  if (!func)
+    return Status::error("no function @" + function.str() + " in the module");
+  Evaluator<T> evaluator(module, options);
+  return evaluator.call(func, args, results);
+}
 
 template <typename T>
 Status interp::run(mlir::ModuleOp module, llvm::StringRef function,
                    const std::vector<Value<T>> &args, Tensor<T> &result,
                    const RunOptions &options) {
-  auto func = module.lookupSymbol<mlir::func::FuncOp>(function);
-  if (!func)
-    return Status::error("no function @" + function.str() + " in the module");
-  Evaluator<T> evaluator(module, options);
-  return evaluator.call(func, args, result);
+  std::vector<Tensor<T>> results;
+  Status s = runAll(module, function, args, results, options);
+  if (!s.ok())
+    return s;
+  if (results.size() != 1)
+    return Status::error("@" + function.str() + " returns " +
+                         std::to_string(results.size()) +
+                         " values; use runAll");
+  result = std::move(results.front());
+  return Status::success();
 }
 
 namespace gnnc::interp {
@@ -951,4 +1178,11 @@ template Status run<float>(mlir::ModuleOp, llvm::StringRef,
 template Status run<double>(mlir::ModuleOp, llvm::StringRef,
                             const std::vector<Value<double>> &,
                             Tensor<double> &, const RunOptions &);
+template Status runAll<float>(mlir::ModuleOp, llvm::StringRef,
+                              const std::vector<Value<float>> &,
+                              std::vector<Tensor<float>> &, const RunOptions &);
+template Status runAll<double>(mlir::ModuleOp, llvm::StringRef,
+                               const std::vector<Value<double>> &,
+                               std::vector<Tensor<double>> &,
+                               const RunOptions &);
 } // namespace gnnc::interp

@@ -1,6 +1,7 @@
 //===- gnnc.cpp - The gnnc compiler driver --------------------------------===//
 //
-// Part of gnnc. Usage: gnnc FILE [-o OUT] --emit=tokens|ast
+// Part of gnnc. Usage: gnnc FILE [-o OUT]
+//   --emit=tokens|ast|mlir|mlir-grad|mlir-fused|kernel-ir
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,9 +12,9 @@
 #include "gnnc/Dialect/GNNK/Transforms/Passes.h"
 
 #include "mlir/IR/AsmState.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -27,7 +28,7 @@
 using namespace gnnc;
 
 namespace {
-enum class EmitKind { Tokens, AST, MLIR, MLIRFused, KernelIR };
+enum class EmitKind { Tokens, AST, MLIR, MLIRGrad, MLIRFused, KernelIR };
 
 llvm::cl::OptionCategory gnncCategory("gnnc options");
 
@@ -49,6 +50,9 @@ llvm::cl::opt<EmitKind> emitKind(
                    "the checked AST with locations and types"),
         clEnumValN(EmitKind::MLIR, "mlir",
                    "the gnn dialect, before any optimisation"),
+        clEnumValN(EmitKind::MLIRGrad, "mlir-grad",
+                   "the gnn dialect with a backward function @F.backward "
+                   "per function (gnn-autodiff; unfused for now)"),
         clEnumValN(EmitKind::MLIRFused, "mlir-fused",
                    "the gnn dialect after gather-scatter fusion"),
         clEnumValN(EmitKind::KernelIR, "kernel-ir",
@@ -108,17 +112,16 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   unsigned id = sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   DiagnosticEngine diags(sourceMgr, llvm::errs());
-  FrontendResult result =
-      runFrontend(id, diags,
-                  emitKind == EmitKind::Tokens ? FrontendStage::Lex
-                                               : FrontendStage::Check);
+  FrontendResult result = runFrontend(
+      id, diags,
+      emitKind == EmitKind::Tokens ? FrontendStage::Lex : FrontendStage::Check);
   if (!result.success)
     return 1;
 
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> mlirModule;
-  if (emitKind == EmitKind::MLIR || emitKind == EmitKind::MLIRFused ||
-      emitKind == EmitKind::KernelIR) {
+  if (emitKind == EmitKind::MLIR || emitKind == EmitKind::MLIRGrad ||
+      emitKind == EmitKind::MLIRFused || emitKind == EmitKind::KernelIR) {
     MLIRGenOptions options;
     options.entry = entry;
     if (!parseDefines(defines, options, diags, inputFile))
@@ -128,11 +131,15 @@ int main(int argc, char **argv) {
     mlirModule = mlirGen(context, *result.module, diags, options);
     if (!mlirModule)
       return 1;
-    if (emitKind == EmitKind::MLIRFused || emitKind == EmitKind::KernelIR) {
+    if (emitKind == EmitKind::MLIRGrad || emitKind == EmitKind::MLIRFused ||
+        emitKind == EmitKind::KernelIR) {
       mlir::PassManager pm(&context);
       if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
         return 1;
-      gnnc::gnn::buildFusionPipeline(pm);
+      if (emitKind == EmitKind::MLIRGrad)
+        pm.addPass(gnnc::gnn::createGNNAutodiff());
+      else
+        gnnc::gnn::buildFusionPipeline(pm);
       if (emitKind == EmitKind::KernelIR)
         gnnc::gnnk::buildKernelPipeline(pm);
       if (mlir::failed(pm.run(*mlirModule)))

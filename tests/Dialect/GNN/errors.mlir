@@ -85,7 +85,7 @@ func.func @dropout_needs_seed(%x: !gnn.tensor<dense, 4xf32>) {
 // -----
 
 func.func @unknown_unary_fn(%x: !gnn.tensor<dense, 4xf32>) {
-  // expected-error@+1 {{custom op 'gnn.unary' expected string or keyword containing one of the following enum values for attribute 'fn' [neg, exp, log, sqrt, rsqrt, abs, relu, sigmoid, tanh, gelu, elu, leaky_relu]}}
+  // expected-error@+1 {{custom op 'gnn.unary' expected string or keyword containing one of the following enum values for attribute 'fn' [neg, exp, log, sqrt, rsqrt, abs, relu, sigmoid, tanh, gelu, elu, leaky_relu, erf]}}
   %0 = gnn.unary softplus %x : !gnn.tensor<dense, 4xf32>
   return
 }
@@ -109,7 +109,7 @@ func.func @unary_fn_out_of_range(%x: !gnn.tensor<dense, 4xf32>) {
 // -----
 
 func.func @unknown_binary_fn(%a: !gnn.tensor<dense, 4xf32>) {
-  // expected-error@+1 {{custom op 'gnn.binary' expected string or keyword containing one of the following enum values for attribute 'fn' [add, sub, mul, div, max, min, pow]}}
+  // expected-error@+1 {{custom op 'gnn.binary' expected string or keyword containing one of the following enum values for attribute 'fn' [add, sub, mul, div, max, min, pow, gt]}}
   %0 = gnn.binary mod %a, %a : !gnn.tensor<dense, 4xf32>, !gnn.tensor<dense, 4xf32> -> !gnn.tensor<dense, 4xf32>
   return
 }
@@ -236,9 +236,9 @@ func.func @attach_element_type(%g: !gnn.graph<graph>, %x: !gnn.tensor<dense, ?x1
 
 // -----
 
-func.func @collect_edges(%g: !gnn.graph<graph>, %x: !gnn.tensor<edge, 16xf32>) {
-  // expected-error@+1 {{'gnn.collect' op input must be in domain src or dst, got edge}}
-  %0 = gnn.collect %g, %x : !gnn.graph<graph>, !gnn.tensor<edge, 16xf32> -> !gnn.tensor<dense, ?x16xf32>
+func.func @collect_dense(%g: !gnn.graph<graph>, %x: !gnn.tensor<dense, 16xf32>) {
+  // expected-error@+1 {{'gnn.collect' op input must be in domain src or dst or edge, got dense}}
+  %0 = gnn.collect %g, %x : !gnn.graph<graph>, !gnn.tensor<dense, 16xf32> -> !gnn.tensor<dense, ?x16xf32>
   return
 }
 
@@ -790,5 +790,161 @@ func.func @dropout_p_nan(%x: !gnn.tensor<dense, ?x16xf32>) {
 func.func @dropout_integer(%x: !gnn.tensor<dense, ?x16xi32>) {
   // expected-error@+1 {{'gnn.dropout' op needs a floating-point tensor, got 'i32'}}
   %0 = gnn.dropout %x {p = 0.5 : f64, seed = 1 : i64} : !gnn.tensor<dense, ?x16xi32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Ops the derivatives use
+//===----------------------------------------------------------------------===//
+
+func.func @scatter_select_sum(%g: !gnn.graph<graph>, %e: !gnn.tensor<edge, 4xf32>) {
+  // expected-error@+1 {{'gnn.scatter_select' op selects for max or min only, got sum}}
+  %0 = gnn.scatter_select sum %g, %e {by = #gnn<domain dst>} : !gnn.graph<graph>, !gnn.tensor<edge, 4xf32> -> !gnn.tensor<edge, 4xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_select_by_edge(%g: !gnn.graph<graph>, %e: !gnn.tensor<edge, 4xf32>) {
+  // expected-error@+1 {{'gnn.scatter_select' op 'by' must be src or dst}}
+  %0 = gnn.scatter_select max %g, %e {by = #gnn<domain edge>} : !gnn.graph<graph>, !gnn.tensor<edge, 4xf32> -> !gnn.tensor<edge, 4xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_select_vertex_input(%g: !gnn.graph<graph>, %e: !gnn.tensor<dst, 4xf32>) {
+  // expected-error@+1 {{'gnn.scatter_select' op input must be in domain edge, got dst}}
+  %0 = gnn.scatter_select max %g, %e {by = #gnn<domain dst>} : !gnn.graph<graph>, !gnn.tensor<dst, 4xf32> -> !gnn.tensor<dst, 4xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_select_hetero(%g: !gnn.graph<hetero>, %e: !gnn.tensor<edge, 4xf32>) {
+  // expected-error@+1 {{'gnn.scatter_select' op needs one relation of a hetero graph (gnn.relation), not the hetero graph}}
+  %0 = gnn.scatter_select max %g, %e {by = #gnn<domain dst>} : !gnn.graph<hetero>, !gnn.tensor<edge, 4xf32> -> !gnn.tensor<edge, 4xf32>
+  return
+}
+
+// -----
+
+func.func @graph_sizes_not_batched(%g: !gnn.graph<graph>) {
+  // expected-error@+1 {{'gnn.graph_sizes' op needs a batched graph}}
+  %0 = gnn.graph_sizes %g : !gnn.graph<graph> -> !gnn.tensor<dense, ?xf32>
+  return
+}
+
+// -----
+
+func.func @graph_sizes_integer(%g: !gnn.graph<batched>) {
+  // expected-error@+1 {{'gnn.graph_sizes' op result must be a dense rank-1 float tensor}}
+  %0 = gnn.graph_sizes %g : !gnn.graph<batched> -> !gnn.tensor<dense, ?xi64>
+  return
+}
+
+// -----
+
+func.func @broadcast_graphs_rows(%g: !gnn.graph<batched>, %y: !gnn.tensor<dense, ?x4xf32>) {
+  // expected-error@+1 {{'gnn.broadcast_graphs' op result must be the input with its graph axis replaced by a vertex axis}}
+  %0 = gnn.broadcast_graphs %g, %y : !gnn.graph<batched>, !gnn.tensor<dense, ?x4xf32> -> !gnn.tensor<dense, ?x5xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_graphs_not_batched(%g: !gnn.graph<graph>, %y: !gnn.tensor<dense, ?x4xf32>) {
+  // expected-error@+1 {{'gnn.broadcast_graphs' op needs a batched graph}}
+  %0 = gnn.broadcast_graphs %g, %y : !gnn.graph<graph>, !gnn.tensor<dense, ?x4xf32> -> !gnn.tensor<dense, ?x4xf32>
+  return
+}
+
+// -----
+
+func.func @readout_select_mean(%g: !gnn.graph<batched>, %x: !gnn.tensor<dense, ?x4xf32>) {
+  // expected-error@+1 {{'gnn.readout_select' op selects for max or min only, got mean}}
+  %0 = gnn.readout_select mean %g, %x : !gnn.graph<batched>, !gnn.tensor<dense, ?x4xf32> -> !gnn.tensor<dense, ?x4xf32>
+  return
+}
+
+// -----
+
+func.func @readout_select_type(%g: !gnn.graph<batched>, %x: !gnn.tensor<dense, ?x4xf32>) {
+  // expected-error@+1 {{'gnn.readout_select' op result type must equal the input type}}
+  %0 = gnn.readout_select max %g, %x : !gnn.graph<batched>, !gnn.tensor<dense, ?x4xf32> -> !gnn.tensor<dense, ?x4xf64>
+  return
+}
+
+// -----
+
+func.func @reduce_select_axis(%x: !gnn.tensor<dense, ?x4xf32>) {
+  // expected-error@+1 {{'gnn.reduce_select' op axis 2 is out of range}}
+  %0 = gnn.reduce_select max %x {axis = 2 : i64} : !gnn.tensor<dense, ?x4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_select_sum(%x: !gnn.tensor<dense, ?x4xf32>) {
+  // expected-error@+1 {{'gnn.reduce_select' op selects for max or min only, got sum}}
+  %0 = gnn.reduce_select sum %x : !gnn.tensor<dense, ?x4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_out_of_bounds(%x: !gnn.tensor<dense, ?x4xf32>) {
+  // expected-error@+1 {{'gnn.slice' op elements 3 to 4 are outside axis 1 of size 4}}
+  %0 = gnn.slice %x {axis = 1 : i64, start = 3 : i64, size = 2 : i64} : !gnn.tensor<dense, ?x4xf32> -> !gnn.tensor<dense, ?x2xf32>
+  return
+}
+
+// -----
+
+func.func @slice_result_shape(%x: !gnn.tensor<dense, ?x4xf32>) {
+  // expected-error@+1 {{'gnn.slice' op result shape must be [?, 2]}}
+  %0 = gnn.slice %x {axis = 1 : i64, start = 1 : i64, size = 2 : i64} : !gnn.tensor<dense, ?x4xf32> -> !gnn.tensor<dense, ?x3xf32>
+  return
+}
+
+// -----
+
+func.func @slice_empty(%x: !gnn.tensor<dense, ?x4xf32>) {
+  // expected-error@+1 {{'gnn.slice' op needs start >= 0 and size >= 1, got start 1 and size 0}}
+  %0 = gnn.slice %x {axis = 1 : i64, start = 1 : i64, size = 0 : i64} : !gnn.tensor<dense, ?x4xf32> -> !gnn.tensor<dense, ?x4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_axis(%x: !gnn.tensor<edge, 4xf32>) {
+  // expected-error@+1 {{'gnn.slice' op axis 1 is out of range}}
+  %0 = gnn.slice %x {axis = 1 : i64, start = 0 : i64, size = 1 : i64} : !gnn.tensor<edge, 4xf32> -> !gnn.tensor<edge, 4xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_like_shrinks(%x: !gnn.tensor<dense, ?x4xf32>, %l: !gnn.tensor<dense, ?x2xf32>) {
+  // expected-error@+1 {{'gnn.broadcast_like' op shape [?, 4] does not broadcast to [?, 2]}}
+  %0 = gnn.broadcast_like %x, %l : !gnn.tensor<dense, ?x4xf32>, !gnn.tensor<dense, ?x2xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_like_domains(%x: !gnn.tensor<src, 4xf32>, %l: !gnn.tensor<dst, 4xf32>) {
+  // expected-error@+1 {{'gnn.broadcast_like' op cannot broadcast a src tensor to a dst tensor}}
+  %0 = gnn.broadcast_like %x, %l : !gnn.tensor<src, 4xf32>, !gnn.tensor<dst, 4xf32>
+  return
+}
+
+// -----
+
+func.func @erf_integer(%x: !gnn.tensor<dense, 4xi32>) {
+  // expected-error@+1 {{'gnn.unary' op needs a floating-point tensor, got 'i32'}}
+  %0 = gnn.unary erf %x : !gnn.tensor<dense, 4xi32>
   return
 }

@@ -274,6 +274,57 @@ func.func @dense_ops(%x: !gnn.tensor<dense, ?x64xf32>, %w: !gnn.tensor<dense, 64
 // Layers as functions: parameters, calls and locations
 //===----------------------------------------------------------------------===//
 
+//===----------------------------------------------------------------------===//
+// Ops the derivatives use (gnn-autodiff)
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @derivative_ops
+func.func @derivative_ops(%g: !gnn.graph<graph>, %bg: !gnn.graph<batched>,
+                          %e: !gnn.tensor<edge, 2x3xf32>,
+                          %x: !gnn.tensor<dense, ?x16xf32>,
+                          %y: !gnn.tensor<dense, ?x16xf32>,
+                          %c: !gnn.tensor<dense, f32>,
+                          %d: !gnn.tensor<dst, 4x1xf32>) {
+  // CHECK: gnn.scatter_select max %{{.*}}, %{{.*}} {by = #gnn<domain dst>} : <graph>, <edge, 2x3xf32> -> <edge, 2x3xf32>
+  %0 = gnn.scatter_select max %g, %e {by = #gnn<domain dst>} : !gnn.graph<graph>, !gnn.tensor<edge, 2x3xf32> -> !gnn.tensor<edge, 2x3xf32>
+  // CHECK: gnn.scatter_select min %{{.*}}, %{{.*}} {by = #gnn<domain src>} : <graph>, <edge, 2x3xf32> -> <edge, 2x3xf32>
+  %1 = gnn.scatter_select min %g, %e {by = #gnn<domain src>} : !gnn.graph<graph>, !gnn.tensor<edge, 2x3xf32> -> !gnn.tensor<edge, 2x3xf32>
+  // CHECK: gnn.graph_sizes %{{.*}} : <batched> -> <dense, ?xf32>
+  %2 = gnn.graph_sizes %bg : !gnn.graph<batched> -> !gnn.tensor<dense, ?xf32>
+  // CHECK: gnn.broadcast_graphs %{{.*}}, %{{.*}} : <batched>, <dense, ?x16xf32> -> <dense, ?x16xf32>
+  %3 = gnn.broadcast_graphs %bg, %y : !gnn.graph<batched>, !gnn.tensor<dense, ?x16xf32> -> !gnn.tensor<dense, ?x16xf32>
+  // CHECK: gnn.readout_select max %{{.*}}, %{{.*}} : <batched>, <dense, ?x16xf32> -> <dense, ?x16xf32>
+  %4 = gnn.readout_select max %bg, %x : !gnn.graph<batched>, !gnn.tensor<dense, ?x16xf32> -> !gnn.tensor<dense, ?x16xf32>
+  // CHECK: gnn.reduce_select min %{{.*}} {axis = 1 : i64} : <dense, ?x16xf32>
+  %5 = gnn.reduce_select min %x {axis = 1 : i64} : !gnn.tensor<dense, ?x16xf32>
+  // CHECK: gnn.reduce_select max %{{.*}} : <edge, 2x3xf32>
+  %6 = gnn.reduce_select max %e : !gnn.tensor<edge, 2x3xf32>
+  // CHECK: gnn.slice %{{.*}} {axis = 1 : i64, size = 8 : i64, start = 4 : i64} : <dense, ?x16xf32> -> <dense, ?x8xf32>
+  %7 = gnn.slice %x {axis = 1 : i64, start = 4 : i64, size = 8 : i64} : !gnn.tensor<dense, ?x16xf32> -> !gnn.tensor<dense, ?x8xf32>
+  // CHECK: gnn.slice %{{.*}} {axis = 0 : i64, size = 1 : i64, start = 1 : i64} : <edge, 2x3xf32> -> <edge, 1x3xf32>
+  %8 = gnn.slice %e {axis = 0 : i64, start = 1 : i64, size = 1 : i64} : !gnn.tensor<edge, 2x3xf32> -> !gnn.tensor<edge, 1x3xf32>
+  // CHECK: gnn.broadcast_like %{{.*}}, %{{.*}} : <dense, f32>, <dst, 4x1xf32>
+  %9 = gnn.broadcast_like %c, %d : !gnn.tensor<dense, f32>, !gnn.tensor<dst, 4x1xf32>
+  // CHECK: gnn.unary erf %{{.*}} : <dense, ?x16xf32>
+  %10 = gnn.unary erf %x : !gnn.tensor<dense, ?x16xf32>
+  // CHECK: gnn.binary gt %{{.*}}, %{{.*}} : <dense, ?x16xf32>, <dense, f32> -> <dense, ?x16xf32>
+  %11 = gnn.binary gt %x, %c : !gnn.tensor<dense, ?x16xf32>, !gnn.tensor<dense, f32> -> !gnn.tensor<dense, ?x16xf32>
+  // Edge rows collect into an [E, ...] tensor.
+  // CHECK: gnn.collect %{{.*}}, %{{.*}} : <graph>, <edge, 2x3xf32> -> <dense, ?x2x3xf32>
+  %12 = gnn.collect %g, %e : !gnn.graph<graph>, !gnn.tensor<edge, 2x3xf32> -> !gnn.tensor<dense, ?x2x3xf32>
+  return
+}
+
+// Backward functions are ordinary functions with attributes.
+// CHECK-LABEL: func.func @f.backward
+// CHECK-SAME: {gnn.grad_of = "x"}
+// CHECK-SAME: attributes {gnn.backward_of = @f}
+func.func @f.backward(%x: !gnn.tensor<dense, 4xf32> {gnn.name = "x"},
+                      %dy: !gnn.tensor<dense, 4xf32> {gnn.name = "cotangent"})
+    -> (!gnn.tensor<dense, 4xf32> {gnn.grad_of = "x"}) attributes {gnn.backward_of = @f} {
+  return %dy : !gnn.tensor<dense, 4xf32>
+}
+
 // CHECK-LABEL: func.func @Model.conv
 // CHECK-SAME: {gnn.name = "g"}
 // CHECK-SAME: {gnn.init = "glorot", gnn.param = "W"}
@@ -317,3 +368,8 @@ func.func @Model(%g: !gnn.graph<graph> {gnn.name = "g"},
 // GENERIC: "gnn.softmax"(%{{.*}}) <{axis = 1 : i64, log}>
 // GENERIC: "gnn.concat"(%{{.*}}, %{{.*}}) <{axis = 1 : i64}>
 // GENERIC: "gnn.dropout"(%{{.*}}) <{p = 5.000000e-01 : f64, seed = 7 : i64}>
+// GENERIC-LABEL: sym_name = "derivative_ops"
+// GENERIC: "gnn.scatter_select"(%{{.*}}, %{{.*}}) <{by = #gnn<domain dst>, fn = 2 : i32}>
+// GENERIC: "gnn.slice"(%{{.*}}) <{axis = 1 : i64, size = 8 : i64, start = 4 : i64}>
+// GENERIC: "gnn.unary"(%{{.*}}) <{fn = 12 : i32}>
+// GENERIC: "gnn.binary"(%{{.*}}, %{{.*}}) <{fn = 7 : i32}>

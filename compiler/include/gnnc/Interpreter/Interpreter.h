@@ -57,13 +57,23 @@ struct RunOptions {
 };
 
 /// Runs `function` of `module` on `args` (graphs, inputs and parameters in
-/// the function's argument order) and stores its result in `result`.
+/// the function's argument order) and stores its result in `result`; the
+/// function must have exactly one result.
 /// Arguments are checked against the function type: element counts, static
 /// dimensions and vertex counts must agree, or an error names the argument.
 template <typename T>
 rt::Status run(mlir::ModuleOp module, llvm::StringRef function,
                const std::vector<Value<T>> &args, Tensor<T> &result,
                const RunOptions &options = {});
+
+/// Runs a function with any number of results (a backward function made
+/// by gnn-autodiff returns one gradient per tensor argument) and stores
+/// them, in order, in `results`.
+template <typename T>
+rt::Status runAll(mlir::ModuleOp module, llvm::StringRef function,
+                  const std::vector<Value<T>> &args,
+                  std::vector<Tensor<T>> &results,
+                  const RunOptions &options = {});
 
 /// The counter-based dropout mask: whether element `index` of the tensor
 /// dropped with `seed` is kept, for probability `p`.

@@ -330,3 +330,24 @@ func.func @two(%g: !gnn.graph<graph>, %x: !gnn.tensor<src, 4xf32>) -> !gnn.tenso
   }
   return %b : !gnn.tensor<dst, 4xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// The functions gnn-autodiff adds for derivatives: erf (gelu's derivative)
+// and gt (relu's, max's), a 1 or 0 of the element type.
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @derivative_fns.aggregate0(
+// CHECK: gnnk.for_edges
+// CHECK: math.erf
+// CHECK: %[[GT:.*]] = arith.cmpf ogt, %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: arith.select %[[GT]], %cst{{.*}}, %cst{{.*}} : f32
+func.func @derivative_fns(%g: !gnn.graph<graph>, %x: !gnn.tensor<src, 3xf32>, %y: !gnn.tensor<dst, 3xf32>) -> !gnn.tensor<dst, 3xf32> {
+  %r = gnn.aggregate %g(%x, %y : !gnn.tensor<src, 3xf32>, !gnn.tensor<dst, 3xf32>) by dst reductions [{kind = "sum"}] : !gnn.graph<graph> -> !gnn.tensor<dst, 3xf32> {
+  ^bb0(%a: !gnn.tensor<dense, 3xf32>, %b: !gnn.tensor<dense, 3xf32>):
+    %e = gnn.unary erf %a : !gnn.tensor<dense, 3xf32>
+    %m = gnn.binary gt %a, %b : !gnn.tensor<dense, 3xf32>, !gnn.tensor<dense, 3xf32> -> !gnn.tensor<dense, 3xf32>
+    %s = gnn.binary add %e, %m : !gnn.tensor<dense, 3xf32>, !gnn.tensor<dense, 3xf32> -> !gnn.tensor<dense, 3xf32>
+    gnn.yield %s : !gnn.tensor<dense, 3xf32>
+  }
+  return %r : !gnn.tensor<dst, 3xf32>
+}

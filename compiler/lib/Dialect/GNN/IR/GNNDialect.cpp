@@ -215,6 +215,12 @@ LogicalResult NumEdgesOp::verify() {
   return verifyCount(*this, tensorOf(getResult()));
 }
 
+LogicalResult GraphSizesOp::verify() {
+  if (getGraph().getType().getKind() != GraphKind::batched)
+    return emitOpError("needs a batched graph");
+  return verifyDegree(*this, tensorOf(getResult()));
+}
+
 LogicalResult RelationOp::verify() {
   if (getGraph().getType().getKind() != GraphKind::hetero)
     return emitOpError("operand must be a hetero graph");
@@ -248,7 +254,8 @@ LogicalResult CollectOp::verify() {
   if (failed(expectOneEdgeSet(*this, getGraph())))
     return failure();
   DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
-  if (failed(expectDomain(*this, in, {Domain::src, Domain::dst}, "input")) ||
+  if (failed(expectDomain(*this, in, {Domain::src, Domain::dst, Domain::edge},
+                          "input")) ||
       failed(expectDomain(*this, out, {Domain::dense}, "result")) ||
       failed(sameElement(*this, in, out)))
     return failure();
@@ -300,6 +307,28 @@ LogicalResult ScatterOp::verify() {
   return success();
 }
 
+static LogicalResult expectMaxOrMin(Operation *op, ReduceFn fn) {
+  if (fn == ReduceFn::max || fn == ReduceFn::min)
+    return success();
+  return op->emitOpError("selects for max or min only, got ")
+         << stringifyReduceFn(fn);
+}
+
+LogicalResult ScatterSelectOp::verify() {
+  if (failed(expectOneEdgeSet(*this, getGraph())) ||
+      failed(expectMaxOrMin(*this, getFn())))
+    return failure();
+  DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  if (failed(expectDomain(*this, in, {Domain::edge}, "input")) ||
+      failed(expectFloat(*this, in)))
+    return failure();
+  if (in != out)
+    return emitOpError("result type must equal the input type");
+  if (getBy() != Domain::src && getBy() != Domain::dst)
+    return emitOpError("'by' must be src or dst");
+  return success();
+}
+
 LogicalResult EdgeSoftmaxOp::verify() {
   if (failed(expectOneEdgeSet(*this, getGraph())))
     return failure();
@@ -327,6 +356,38 @@ LogicalResult ReadoutOp::verify() {
                         out.getShape().drop_front()))
     return emitOpError("result must be the input with its vertex axis "
                        "replaced by a graph axis");
+  return success();
+}
+
+LogicalResult BroadcastGraphsOp::verify() {
+  if (getGraph().getType().getKind() != GraphKind::batched)
+    return emitOpError("needs a batched graph");
+  DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  if (failed(expectDomain(*this, in, {Domain::dense}, "input")) ||
+      failed(expectDomain(*this, out, {Domain::dense}, "result")) ||
+      failed(sameElement(*this, in, out)))
+    return failure();
+  if (in.getRank() < 1 || out.getRank() != in.getRank() ||
+      !shapesCompatible(in.getShape().drop_front(),
+                        out.getShape().drop_front()))
+    return emitOpError("result must be the input with its graph axis "
+                       "replaced by a vertex axis");
+  return success();
+}
+
+LogicalResult ReadoutSelectOp::verify() {
+  if (getGraph().getType().getKind() != GraphKind::batched)
+    return emitOpError("needs a batched graph");
+  if (failed(expectMaxOrMin(*this, getFn())))
+    return failure();
+  DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  if (failed(expectDomain(*this, in, {Domain::dense}, "input")) ||
+      failed(expectFloat(*this, in)))
+    return failure();
+  if (in.getRank() < 1)
+    return emitOpError("input must have a vertex axis");
+  if (in != out)
+    return emitOpError("result type must equal the input type");
   return success();
 }
 
@@ -406,6 +467,23 @@ LogicalResult BinaryOp::verify() {
            << shapeString(rhs.getShape()) << " do not broadcast";
   if (!shapesCompatible(*shape, out.getShape()))
     return emitOpError("result shape must be ") << shapeString(*shape);
+  return success();
+}
+
+LogicalResult BroadcastLikeOp::verify() {
+  DomainTensorType in = tensorOf(getInput()), like = tensorOf(getLike());
+  if (failed(sameElement(*this, in, like)))
+    return failure();
+  if (in.getDomain() != Domain::dense && in.getDomain() != like.getDomain())
+    return emitOpError("cannot broadcast a ")
+           << stringifyDomain(in.getDomain()) << " tensor to a "
+           << stringifyDomain(like.getDomain()) << " tensor";
+  std::optional<SmallVector<int64_t>> shape =
+      broadcastShapes(in.getShape(), like.getShape());
+  if (!shape || !shapesCompatible(*shape, like.getShape()))
+    return emitOpError("shape ")
+           << shapeString(in.getShape()) << " does not broadcast to "
+           << shapeString(like.getShape());
   return success();
 }
 
@@ -502,6 +580,18 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
+LogicalResult ReduceSelectOp::verify() {
+  DomainTensorType in = tensorOf(getInput());
+  if (failed(expectMaxOrMin(*this, getFn())) || failed(expectFloat(*this, in)))
+    return failure();
+  if (getAxisAttr()) {
+    int64_t axis = getAxisAttr().getInt();
+    if (axis < 0 || axis >= in.getRank())
+      return emitOpError("axis ") << axis << " is out of range";
+  }
+  return success();
+}
+
 LogicalResult SoftmaxOp::verify() {
   DomainTensorType t = tensorOf(getInput());
   int64_t axis = getAxisAttr().getInt();
@@ -542,6 +632,29 @@ LogicalResult ConcatOp::verify() {
     return emitOpError("result must be ")
            << stringifyDomain(first.getDomain()) << " " << shapeString(shape)
            << " of " << first.getElementType();
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  if (in.getDomain() != out.getDomain() || failed(sameElement(*this, in, out)))
+    return emitOpError("slice keeps the domain and element type");
+  int64_t axis = getAxis(), start = getStart(), size = getSize();
+  if (axis < 0 || axis >= in.getRank())
+    return emitOpError("axis ") << axis << " is out of range";
+  if (start < 0 || size < 1)
+    return emitOpError("needs start >= 0 and size >= 1, got start ")
+           << start << " and size " << size;
+  int64_t dim = in.getShape()[axis];
+  if (!ShapedType::isDynamic(dim) && start + size > dim)
+    return emitOpError("elements ")
+           << start << " to " << start + size - 1 << " are outside axis "
+           << axis << " of size " << dim;
+  SmallVector<int64_t> shape(in.getShape());
+  shape[axis] = size;
+  if (!shapesCompatible(shape, out.getShape()) ||
+      ShapedType::isDynamic(out.getShape()[axis]))
+    return emitOpError("result shape must be ") << shapeString(shape);
   return success();
 }
 

@@ -325,6 +325,8 @@ Value KernelBuilder::unary(gnn::UnaryFn fn, Value x, double alpha) {
     Value neg = b.create<arith::MulFOp>(loc, floatConst(t, alpha), x);
     return b.create<arith::SelectOp>(loc, positive(), x, neg);
   }
+  case UnaryFn::erf:
+    return b.create<math::ErfOp>(loc, x);
   }
   llvm_unreachable("unknown unary function");
 }
@@ -350,6 +352,12 @@ Value KernelBuilder::binary(gnn::BinaryFn fn, Value x, Value y) {
   }
   case BinaryFn::pow:
     return b.create<math::PowFOp>(loc, x, y);
+  case BinaryFn::gt: { // x > y ? 1 : 0
+    Type t = x.getType();
+    Value gt = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, x, y);
+    return b.create<arith::SelectOp>(loc, gt, floatConst(t, 1.0),
+                                     floatConst(t, 0.0));
+  }
   }
   llvm_unreachable("unknown binary function");
 }

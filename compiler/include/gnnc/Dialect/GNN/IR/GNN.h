@@ -42,6 +42,12 @@ constexpr llvm::StringLiteral kNameAttrName = "gnn.name";
 constexpr llvm::StringLiteral kDimsAttrName = "gnn.dims";
 /// Function attribute: "layer" or "model".
 constexpr llvm::StringLiteral kKindAttrName = "gnn.kind";
+/// Function attribute of a backward function written by gnn-autodiff: the
+/// symbol of the function it differentiates.
+constexpr llvm::StringLiteral kBackwardOfAttrName = "gnn.backward_of";
+/// Result attribute of a backward function: the name or parameter path of
+/// the argument whose gradient the result is.
+constexpr llvm::StringLiteral kGradOfAttrName = "gnn.grad_of";
 } // namespace gnnc::gnn
 
 #endif // GNNC_DIALECT_GNN_IR_GNN_H

@@ -58,7 +58,8 @@ def GNN_UnaryFn : I32EnumAttr<"UnaryFn", "elementwise unary function", [
     I32EnumAttrCase<"rsqrt", 4>, I32EnumAttrCase<"abs", 5>,
     I32EnumAttrCase<"relu", 6>, I32EnumAttrCase<"sigmoid", 7>,
     I32EnumAttrCase<"tanh", 8>, I32EnumAttrCase<"gelu", 9>,
-    I32EnumAttrCase<"elu", 10>, I32EnumAttrCase<"leaky_relu", 11>]> {
+    I32EnumAttrCase<"elu", 10>, I32EnumAttrCase<"leaky_relu", 11>,
+    I32EnumAttrCase<"erf", 12>]> {
   let cppNamespace = "::gnnc::gnn";
 }
 
@@ -66,7 +67,7 @@ def GNN_BinaryFn : I32EnumAttr<"BinaryFn", "elementwise binary function", [
     I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"sub", 1>,
     I32EnumAttrCase<"mul", 2>, I32EnumAttrCase<"div", 3>,
     I32EnumAttrCase<"max", 4>, I32EnumAttrCase<"min", 5>,
-    I32EnumAttrCase<"pow", 6>]> {
+    I32EnumAttrCase<"pow", 6>, I32EnumAttrCase<"gt", 7>]> {
   let cppNamespace = "::gnnc::gnn";
 }
 

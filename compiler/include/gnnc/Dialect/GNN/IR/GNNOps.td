@@ -86,6 +86,23 @@ def GNN_NumEdgesOp : GNN_Op<"num_edges"> {
   let hasVerifier = 1;
 }
 
+def GNN_GraphSizesOp : GNN_Op<"graph_sizes"> {
+  let summary = "number of vertices of every graph of a batch";
+  let description = [{
+    Returns a dense `[B]` tensor of floats: how many vertices each member
+    graph of a batched graph has (0 for an empty member). The derivative of
+    `gnn.readout mean` divides by it.
+
+    ```mlir
+    %n = gnn.graph_sizes %g : !gnn.graph<batched> -> !gnn.tensor<dense, ?xf32>
+    ```
+  }];
+  let arguments = (ins GNN_Graph:$graph);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = "$graph attr-dict `:` type($graph) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def GNN_RelationOp : GNN_Op<"relation"> {
   let summary = "one relation of a heterogeneous graph";
   let description = [{
@@ -126,9 +143,11 @@ def GNN_AttachOp : GNN_Op<"attach"> {
 }
 
 def GNN_CollectOp : GNN_Op<"collect"> {
-  let summary = "view per-vertex rows as a dense tensor";
+  let summary = "view per-vertex or per-edge rows as a dense tensor";
   let description = [{
-    The inverse of `gnn.attach` for vertices: `[v.h for v in g.dst_vertex]`.
+    The inverse of `gnn.attach`: `[v.h for v in g.dst_vertex]`. On an edge
+    tensor it gives the `[E, ...]` tensor in edge id order (the front end
+    never does this; the derivative of `gnn.attach` to edges does).
 
     ```mlir
     %d = gnn.collect %g, %h : !gnn.graph<graph>, !gnn.tensor<dst, 16xf32> -> !gnn.tensor<dense, ?x16xf32>
@@ -202,6 +221,30 @@ def GNN_ScatterOp : GNN_Op<"scatter"> {
   let hasVerifier = 1;
 }
 
+def GNN_ScatterSelectOp : GNN_Op<"scatter_select"> {
+  let summary = "which edge a scatter max or min picks";
+  let description = [{
+    The edge mask of `gnn.scatter max|min` with the same grouping (`by =
+    dst`: each destination's in-edges, `by = src`: each source's
+    out-edges): an edge tensor of the input's type holding 1 where the edge
+    is the one whose element the scatter returns and 0 elsewhere, element
+    by element. Ties go to the first extreme edge in CSR (CSC) order, the
+    edge `gnn.scatter` keeps, so every vertex with edges has exactly one 1
+    per element. The derivative of a scatter max is `gather(dy) * mask`.
+
+    ```mlir
+    %m = gnn.scatter_select max %g, %x {by = #gnn<domain dst>} : !gnn.graph<graph>, !gnn.tensor<edge, 16xf32> -> !gnn.tensor<edge, 16xf32>
+    ```
+  }];
+  let arguments = (ins GNN_ReduceFn:$fn, GNN_Graph:$graph,
+                       GNN_AnyTensor:$input, GNN_DomainAttr:$by);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = [{
+    $fn $graph `,` $input attr-dict `:` type($graph) `,` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def GNN_EdgeSoftmaxOp : GNN_Op<"edge_softmax"> {
   let summary = "softmax over each vertex's edges";
   let description = [{
@@ -241,6 +284,47 @@ def GNN_ReadoutOp : GNN_Op<"readout"> {
   let hasVerifier = 1;
 }
 
+def GNN_BroadcastGraphsOp : GNN_Op<"broadcast_graphs"> {
+  let summary = "the row of each vertex's graph, for every vertex of a batch";
+  let description = [{
+    The transpose of `gnn.readout sum`: a dense `[B, ...]` tensor (one row
+    per member graph) becomes `[N, ...]`, each vertex getting the row of
+    the graph it belongs to.
+
+    ```mlir
+    %x = gnn.broadcast_graphs %g, %y : !gnn.graph<batched>, !gnn.tensor<dense, ?x16xf32> -> !gnn.tensor<dense, ?x16xf32>
+    ```
+  }];
+  let arguments = (ins GNN_Graph:$graph, GNN_AnyTensor:$input);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = [{
+    $graph `,` $input attr-dict `:` type($graph) `,` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def GNN_ReadoutSelectOp : GNN_Op<"readout_select"> {
+  let summary = "which vertex a readout max or min picks";
+  let description = [{
+    The vertex mask of `gnn.readout max|min`: a dense `[N, ...]` tensor of
+    the input's type holding 1 where the vertex is the one whose element
+    the readout returns for its graph and 0 elsewhere, element by element.
+    Ties go to the first extreme vertex (lowest id), the one `gnn.readout`
+    keeps.
+
+    ```mlir
+    %m = gnn.readout_select max %g, %x : !gnn.graph<batched>, !gnn.tensor<dense, ?x16xf32> -> !gnn.tensor<dense, ?x16xf32>
+    ```
+  }];
+  let arguments = (ins GNN_ReduceFn:$fn, GNN_Graph:$graph,
+                       GNN_AnyTensor:$input);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = [{
+    $fn $graph `,` $input attr-dict `:` type($graph) `,` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise maths (any domain)
 //===----------------------------------------------------------------------===//
@@ -262,9 +346,10 @@ def GNN_ConstantOp : GNN_Op<"constant", [ConstantLike]> {
 def GNN_UnaryOp : GNN_Op<"unary", [SameOperandsAndResultType]> {
   let summary = "elementwise function";
   let description = [{
-    `neg exp log sqrt rsqrt abs relu sigmoid tanh gelu` and, with
+    `neg exp log sqrt rsqrt abs relu sigmoid tanh gelu erf` and, with
     `alpha`, `elu` (alpha) and `leaky_relu` (negative slope). `gelu` is the
-    exact (erf) form.
+    exact (erf) form. The language has no `erf`; the derivative of `gelu`
+    (written by `gnn-autodiff`) uses it.
 
     ```mlir
     %y = gnn.unary leaky_relu %x {alpha = 2.000000e-01 : f64} : !gnn.tensor<edge, 8x1xf32>
@@ -280,9 +365,12 @@ def GNN_UnaryOp : GNN_Op<"unary", [SameOperandsAndResultType]> {
 def GNN_BinaryOp : GNN_Op<"binary"> {
   let summary = "elementwise function of two tensors, with broadcasting";
   let description = [{
-    `add sub mul div max min pow`, NumPy broadcasting on the (row) shapes.
-    The domains must be equal, or one operand is a dense tensor without a
-    vertex axis, broadcast to every row.
+    `add sub mul div max min pow gt`, NumPy broadcasting on the (row)
+    shapes. The domains must be equal, or one operand is a dense tensor
+    without a vertex axis, broadcast to every row. `max` and `min` return
+    the left operand on a tie. `gt` is the comparison `lhs > rhs` as 1 or 0
+    in the element type (the language has no comparisons; derivatives of
+    `relu`, `abs`, `max`, ... written by `gnn-autodiff` use it).
 
     ```mlir
     %z = gnn.binary mul %a, %m : !gnn.tensor<edge, 8x1xf32>, !gnn.tensor<edge, 8x8xf32> -> !gnn.tensor<edge, 8x8xf32>
@@ -293,6 +381,29 @@ def GNN_BinaryOp : GNN_Op<"binary"> {
   let results = (outs GNN_AnyTensor:$result);
   let assemblyFormat = [{
     $fn $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def GNN_BroadcastLikeOp : GNN_Op<"broadcast_like",
+                                  [AllTypesMatch<["like", "result"]>]> {
+  let summary = "broadcast a tensor to the type and size of another";
+  let description = [{
+    The result has the type of `like` and, at run time, its shape; its
+    elements are `input` broadcast as `gnn.binary` broadcasts (NumPy rules
+    on the rows, a dense operand without a vertex axis repeated for every
+    row). Only the shape of `like` is read. With a scalar constant it makes
+    a tensor of zeros or ones; derivatives of reductions spread a reduced
+    value back over the reduced axes with it.
+
+    ```mlir
+    %z = gnn.broadcast_like %c0, %x : !gnn.tensor<dense, f32>, !gnn.tensor<dst, 4x8xf32>
+    ```
+  }];
+  let arguments = (ins GNN_AnyTensor:$input, GNN_AnyTensor:$like);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $like attr-dict `:` type($input) `,` type($like)
   }];
   let hasVerifier = 1;
 }
@@ -347,6 +458,25 @@ def GNN_ReduceOp : GNN_Op<"reduce"> {
   let hasVerifier = 1;
 }
 
+def GNN_ReduceSelectOp : GNN_Op<"reduce_select", [SameOperandsAndResultType]> {
+  let summary = "which element a reduce max or min picks";
+  let description = [{
+    The mask of `gnn.reduce max|min` with the same `axis` (one axis, or all
+    axes without it): a tensor of the input's type holding 1 at the element
+    the reduction returns and 0 elsewhere. Ties go to the first extreme
+    element in row-major order, the one `gnn.reduce` keeps.
+
+    ```mlir
+    %m = gnn.reduce_select max %x {axis = 1 : i64} : !gnn.tensor<dense, ?x8xf32>
+    ```
+  }];
+  let arguments = (ins GNN_ReduceFn:$fn, GNN_AnyTensor:$input,
+                       OptionalAttr<I64Attr>:$axis);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = "$fn $input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def GNN_SoftmaxOp : GNN_Op<"softmax", [SameOperandsAndResultType]> {
   let summary = "softmax (or log-softmax) over one feature axis";
   let description = [{
@@ -372,6 +502,24 @@ def GNN_ConcatOp : GNN_Op<"concat"> {
   let assemblyFormat = [{
     $inputs attr-dict `:` type($inputs) `->` type($result)
   }];
+  let hasVerifier = 1;
+}
+
+def GNN_SliceOp : GNN_Op<"slice"> {
+  let summary = "a contiguous range of one axis";
+  let description = [{
+    Elements `start` to `start + size - 1` of `axis` (a row axis for
+    vertex and edge tensors), every other axis whole: the transpose of
+    `gnn.concat`, whose derivative slices each operand's part back out.
+
+    ```mlir
+    %b = gnn.slice %c {axis = 1 : i64, start = 8 : i64, size = 8 : i64} : !gnn.tensor<dense, ?x16xf32> -> !gnn.tensor<dense, ?x8xf32>
+    ```
+  }];
+  let arguments = (ins GNN_AnyTensor:$input, I64Attr:$axis, I64Attr:$start,
+                       I64Attr:$size);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 

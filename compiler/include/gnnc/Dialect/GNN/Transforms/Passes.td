@@ -33,6 +33,28 @@ def GNNFuse : Pass<"gnn-fuse", "mlir::ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+def GNNAutodiff : Pass<"gnn-autodiff", "mlir::ModuleOp"> {
+  let summary = "Write the reverse-mode derivative of every unfused function";
+  let description = [{
+    For every function `@F` without a `gnn.aggregate` (run it before
+    fusion), adds `@F.backward` (attribute `gnn.backward_of = @F`): its
+    arguments are F's arguments followed by the cotangent of F's result
+    (same type), and it returns the gradient of every tensor argument of F
+    (inputs and parameters, in argument order; each result carries
+    `gnn.grad_of` = the argument's name or parameter path). The backward
+    recomputes the forward ops it needs, then applies the vector-Jacobian
+    product of each op in reverse, written as gnn ops (gathers become
+    scatters, scatters gathers, max/min aggregations a `gnn.scatter_select`
+    mask, dropout the same dropout with the same seed, a call of a layer a
+    call of that layer's backward). Ties of max/min go where the forward op
+    took its value: the first extreme edge in CSR/CSC order, the first
+    vertex of a graph, the first element in row-major order, and the left
+    operand of `gnn.binary max|min`.
+  }];
+  let dependentDialects = ["::gnnc::gnn::GNNDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def GNNReportIntermediates : Pass<"gnn-report-intermediates", "mlir::ModuleOp"> {
   let summary = "Print the bytes of intermediate tensors of each function";
   let description = [{
