@@ -34,258 +34,54 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gnnc/Conversion/ASTToGNN/MLIRGen.h"
+#include "Interpreter/TestSupport.h"
+
 #include "gnnc/Dialect/GNN/Transforms/Passes.h"
-#include "gnnc/Frontend/Frontend.h"
 #include "gnnc/Interpreter/Interpreter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <iostream>
 #include <map>
-#include <memory>
 #include <numeric>
 #include <random>
-#include <set>
 #include <string>
 #include <vector>
 
-// GCC 12 at -O3 reports std::variant members copied into vectors of
-// interp::Value as maybe uninitialised: a known false positive.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 using namespace gnnc;
-using GK = gnn::GraphKind;
-using Graph = rt::Graph;
-using GraphPtr = std::shared_ptr<const Graph>;
-using Tensor = interp::Tensor<double>;
-using Args = std::vector<interp::Value<double>>;
+using namespace gnnc::testing_support;
 
 namespace {
-
-const std::string kRoot = GNNC_SOURCE_DIR;
 
 //===----------------------------------------------------------------------===//
 // Graphs: small, so that finite differences stay cheap
 //===----------------------------------------------------------------------===//
 
-using Edges = std::vector<std::pair<int64_t, int64_t>>;
-
-GraphPtr makeGraph(const Edges &edges, int64_t numSrc, int64_t numDst) {
-  std::vector<int64_t> src, dst;
-  for (auto [u, v] : edges) {
-    src.push_back(u);
-    dst.push_back(v);
-  }
-  auto g = std::make_shared<Graph>();
-  rt::Status s = Graph::fromEdgeIndex(src.data(), dst.data(),
-                                      static_cast<int64_t>(edges.size()),
-                                      numSrc, numDst, *g);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return g;
+GraphSuite makeGraphSuite() {
+  GraphSuite s;
+  s.homogeneousSeed = 31337;
+  s.rmat = {5, 90, 3, 5}; // 32 vertices
+  s.preferential = {24, 2, 4, 2, 4};
+  s.noEdges = 4;
+  // Members of 7, 0, 8 and 1 vertices.
+  s.batchedSeed = 5;
+  s.batch = {{7, 0, 2, 1}, {0}, {8, 20}, {1}};
+  s.blockSeed = 77;
+  s.block = {24, 10, 12.0, 2.0, true};
+  s.heteroSeed = 11;
+  s.hetero = {4, 40, 1, 2}; // 16 vertices
+  s.noGraphVertices = 5;
+  return s;
 }
 
-/// Self-loops and copies of existing edges, interleaved with the others.
-void addLoopsAndDuplicates(Edges &edges, int64_t n, int loops, int dups,
-                           std::mt19937_64 &rng) {
-  for (int i = 0; i < loops; ++i) {
-    int64_t v = static_cast<int64_t>(rng() % n);
-    edges.insert(edges.begin() + rng() % (edges.size() + 1), {v, v});
-  }
-  for (int i = 0; i < dups && !edges.empty(); ++i) {
-    auto e = edges[rng() % edges.size()];
-    edges.insert(edges.begin() + rng() % (edges.size() + 1), e);
-  }
-}
-
-/// R-MAT: power-law degrees, many high-numbered vertices without edges.
-Edges rmatEdges(int scale, int64_t numEdges, std::mt19937_64 &rng) {
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  Edges edges;
-  for (int64_t e = 0; e < numEdges; ++e) {
-    int64_t u = 0, v = 0;
-    for (int bit = 0; bit < scale; ++bit) {
-      double r = unit(rng);
-      int qu = r >= 0.76 ? 1 : 0;
-      int qv = (r >= 0.57 && r < 0.76) || r >= 0.95 ? 1 : 0;
-      u = 2 * u + qu;
-      v = 2 * v + qv;
-    }
-    edges.push_back({u, v});
-  }
-  return edges;
-}
-
-/// Preferential attachment; the last `isolated` vertices get no edges.
-Edges preferentialEdges(int64_t n, int m, int64_t isolated,
-                        std::mt19937_64 &rng) {
-  Edges edges;
-  std::vector<int64_t> ends;
-  for (int64_t v = 0; v < m; ++v)
-    ends.push_back(v);
-  for (int64_t v = m; v < n - isolated; ++v)
-    for (int k = 0; k < m; ++k) {
-      int64_t t = ends[rng() % ends.size()];
-      edges.push_back(rng() % 2 ? std::make_pair(v, t) : std::make_pair(t, v));
-      ends.push_back(t);
-      ends.push_back(v);
-    }
-  return edges;
-}
-
-struct TestGraph {
-  std::string name;
-  GK kind = GK::graph;
-  GraphPtr graph;
-  std::vector<int64_t> graphOf;
-  int64_t numGraphs = 0;
-  std::map<std::string, std::shared_ptr<const Graph>> relations;
-  int64_t numVertices = 0;
-
-  interp::GraphValue value() const {
-    interp::GraphValue v;
-    v.kind = kind;
-    v.graph = graph;
-    v.graphOf = graphOf;
-    v.numGraphs = numGraphs;
-    v.relations = relations;
-    v.numVertices = graph ? graph->numDst() : numVertices;
-    return v;
-  }
-  int64_t numSrc() const { return graph ? graph->numSrc() : numVertices; }
-  int64_t numDst() const { return graph ? graph->numDst() : numVertices; }
-  int64_t numEdges() const { return graph ? graph->numEdges() : 0; }
-};
-
-TestGraph named(std::string name, GK kind, GraphPtr graph = nullptr) {
-  TestGraph t;
-  t.name = std::move(name);
-  t.kind = kind;
-  t.graph = std::move(graph);
-  return t;
-}
-
-std::vector<TestGraph> homogeneousGraphs() {
-  std::vector<TestGraph> out;
-  std::mt19937_64 rng(31337);
-  {
-    Edges e = rmatEdges(5, 90, rng); // 32 vertices
-    addLoopsAndDuplicates(e, 32, 3, 5, rng);
-    out.push_back(named("rmat32", GK::graph, makeGraph(e, 32, 32)));
-  }
-  {
-    Edges e = preferentialEdges(24, 2, 4, rng);
-    addLoopsAndDuplicates(e, 20, 2, 4, rng);
-    out.push_back(named("preferential24", GK::graph, makeGraph(e, 24, 24)));
-  }
-  out.push_back(named("no_edges4", GK::graph, makeGraph({}, 4, 4)));
-  out.push_back(named("one_vertex_two_loops", GK::graph,
-                      makeGraph({{0, 0}, {0, 0}}, 1, 1)));
-  return out;
-}
-
-std::vector<TestGraph> batchedGraphs() {
-  std::mt19937_64 rng(5);
-  // Members of 7, 0, 8 and 1 vertices; no edge crosses members.
-  const std::vector<int64_t> sizes = {7, 0, 8, 1};
-  Edges edges;
-  std::vector<int64_t> graphOf;
-  int64_t offset = 0;
-  for (size_t b = 0; b < sizes.size(); ++b) {
-    int64_t n = sizes[b];
-    Edges local;
-    if (n == 7)
-      local = preferentialEdges(7, 2, 1, rng);
-    if (n == 8)
-      local = rmatEdges(3, 20, rng);
-    if (n > 0)
-      addLoopsAndDuplicates(local, n, 1, 2, rng);
-    for (auto [u, v] : local)
-      edges.push_back({u + offset, v + offset});
-    for (int64_t i = 0; i < n; ++i)
-      graphOf.push_back(static_cast<int64_t>(b));
-    offset += n;
-  }
-  TestGraph t =
-      named("batched4", GK::batched, makeGraph(edges, offset, offset));
-  t.graphOf = graphOf;
-  t.numGraphs = static_cast<int64_t>(sizes.size());
-  return {t};
-}
-
-std::vector<TestGraph> blockGraphs() {
-  std::mt19937_64 rng(77);
-  const int64_t numSrc = 24, numDst = 10;
-  Edges edges;
-  for (int64_t v = 0; v < numDst; ++v) {
-    if (v % 4 == 3)
-      continue; // no in-edges
-    int64_t degree = 1 + 12 / (1 + v);
-    for (int64_t k = 0; k < degree; ++k)
-      edges.push_back({static_cast<int64_t>(
-                           numSrc * std::pow((rng() % 1000) / 1000.0, 2.0)),
-                       v});
-    edges.push_back({v, v});
-  }
-  edges.push_back(edges.front()); // a multi-edge
-  std::shuffle(edges.begin(), edges.end(), rng);
-  return {named("block24x10", GK::block, makeGraph(edges, numSrc, numDst))};
-}
-
-std::vector<TestGraph> heteroGraphs() {
-  std::mt19937_64 rng(11);
-  Edges cites = rmatEdges(4, 40, rng); // 16 vertices
-  addLoopsAndDuplicates(cites, 16, 1, 2, rng);
-  Edges citedBy;
-  for (auto [u, v] : cites)
-    citedBy.push_back({v, u});
-  TestGraph t = named("hetero16", GK::hetero);
-  t.relations["cites"] = makeGraph(cites, 16, 16);
-  t.relations["cited_by"] = makeGraph(citedBy, 16, 16);
-  t.graph = t.relations["cites"];
-  TestGraph sparse = named("hetero_sparse", GK::hetero);
-  sparse.relations["cites"] = makeGraph({}, 5, 5);
-  sparse.relations["cited_by"] = makeGraph({{3, 1}, {3, 1}}, 5, 5);
-  sparse.graph = sparse.relations["cites"];
-  return {t, sparse};
-}
-
-std::vector<TestGraph> graphsOfKind(std::optional<GK> kind) {
-  if (!kind) {
-    TestGraph t = named("no_graph", GK::graph);
-    t.numVertices = 5;
-    return {t};
-  }
-  switch (*kind) {
-  case GK::graph:
-    return homogeneousGraphs();
-  case GK::batched:
-    return batchedGraphs();
-  case GK::block:
-    return blockGraphs();
-  case GK::hetero:
-    return heteroGraphs();
-  }
-  return {};
-}
+const GraphSuite kGraphs = makeGraphSuite();
 
 /// A small graph for the per-op tests: a multi-edge (2 -> 1 twice), a
 /// self-loop (3), vertex 5 without edges, vertex 4 without in-edges.
@@ -319,71 +115,23 @@ struct Compiled {
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::string entry;
-  std::string diagText;
 };
 
 ::testing::AssertionResult
 lowerSource(Compiled &c, llvm::StringRef source, llvm::StringRef bufferName,
             const std::string &entry,
             const std::map<std::string, double> &defines) {
-  llvm::SourceMgr sourceMgr;
-  unsigned id = sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(source, bufferName), llvm::SMLoc());
-  std::string diagText;
-  llvm::raw_string_ostream diagOS(diagText);
-  DiagnosticEngine diags(sourceMgr, diagOS);
-  FrontendResult frontend = runFrontend(id, diags);
-  if (!frontend.success)
-    return ::testing::AssertionFailure() << diagText;
-  loadGNNDialects(c.context);
-  MLIRGenOptions options;
-  options.entry = entry;
-  options.defines = defines;
-  c.module = mlirGen(c.context, *frontend.module, diags, options);
-  if (!c.module)
-    return ::testing::AssertionFailure() << diagText;
   c.entry = entry;
-  return ::testing::AssertionSuccess();
+  return lowerGNN(c.context, source, bufferName, entry, defines, c.module);
 }
 
 ::testing::AssertionResult parseIR(Compiled &c, llvm::StringRef ir) {
-  loadGNNDialects(c.context);
-  std::string errors;
-  llvm::raw_string_ostream os(errors);
-  mlir::ScopedDiagnosticHandler handler(&c.context, [&](mlir::Diagnostic &d) {
-    os << d.getLocation() << ": " << d << "\n";
-    return mlir::success();
-  });
-  c.module = mlir::parseSourceString<mlir::ModuleOp>(ir, &c.context);
-  if (!c.module)
-    return ::testing::AssertionFailure() << "cannot parse the IR:\n" << errors;
   c.entry = "f";
-  return ::testing::AssertionSuccess();
-}
-
-/// Runs `passes` (gnn-autodiff first) and verifies the result.
-::testing::AssertionResult
-runPasses(Compiled &c, mlir::ModuleOp module,
-          const std::function<void(mlir::PassManager &)> &passes) {
-  c.diagText.clear();
-  llvm::raw_string_ostream os(c.diagText);
-  mlir::ScopedDiagnosticHandler handler(&c.context, [&](mlir::Diagnostic &d) {
-    os << d.getLocation() << ": " << d << "\n";
-    return mlir::success();
-  });
-  mlir::PassManager pm(&c.context);
-  passes(pm);
-  if (mlir::failed(pm.run(module)))
-    return ::testing::AssertionFailure() << "the passes failed:\n"
-                                         << c.diagText;
-  if (mlir::failed(mlir::verify(module)))
-    return ::testing::AssertionFailure() << "the IR does not verify:\n"
-                                         << c.diagText;
-  return ::testing::AssertionSuccess();
+  return parseModule(c.context, ir, c.module);
 }
 
 ::testing::AssertionResult differentiate(Compiled &c) {
-  return runPasses(c, *c.module, [](mlir::PassManager &pm) {
+  return runPipeline(c.context, *c.module, [](mlir::PassManager &pm) {
     pm.addPass(gnn::createGNNAutodiff());
   });
 }
@@ -391,104 +139,15 @@ runPasses(Compiled &c, mlir::ModuleOp module,
 ::testing::AssertionResult
 compileExample(Compiled &c, const std::string &file, const std::string &entry,
                const std::map<std::string, double> &defines) {
-  llvm::SmallString<256> path(kRoot);
-  llvm::sys::path::append(path, "dsl-examples", file);
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!buffer)
-    return ::testing::AssertionFailure() << "cannot read " << file;
-  if (auto ok = lowerSource(c, (*buffer)->getBuffer(), file, entry, defines);
-      !ok)
+  if (auto ok = lowerExample(c.context, file, entry, defines, c.module); !ok)
     return ok;
+  c.entry = entry;
   return differentiate(c);
 }
 
-int64_t countOps(mlir::Operation *root, llvm::StringRef name) {
-  int64_t n = 0;
-  root->walk([&](mlir::Operation *op) {
-    if (op->getName().getStringRef() == name)
-      ++n;
-  });
-  return n;
-}
-
 //===----------------------------------------------------------------------===//
-// Arguments and running
+// Finite differences
 //===----------------------------------------------------------------------===//
-
-enum class Count { Dst, Src, Edges, Graphs };
-
-struct ArgSpec {
-  /// What a `?` dimension of a named argument counts (vertices by default).
-  std::map<std::string, Count> dynamic;
-  /// Arguments drawn from [0.5, 2] instead of [-1, 1] (log, sqrt, pow).
-  std::set<std::string> positive;
-};
-
-std::string argName(mlir::func::FuncOp func, unsigned i) {
-  if (auto p = func.getArgAttrOfType<mlir::StringAttr>(i, gnn::kParamAttrName))
-    return p.getValue().str();
-  if (auto n = func.getArgAttrOfType<mlir::StringAttr>(i, gnn::kNameAttrName))
-    return n.getValue().str();
-  return "arg" + std::to_string(i);
-}
-
-std::vector<int64_t> runtimeShape(gnn::DomainTensorType type,
-                                  const TestGraph &graph, Count count) {
-  std::vector<int64_t> shape;
-  for (int64_t d : type.getShape())
-    shape.push_back(!mlir::ShapedType::isDynamic(d) ? d
-                    : count == Count::Src           ? graph.numSrc()
-                    : count == Count::Dst           ? graph.numDst()
-                    : count == Count::Graphs        ? graph.numGraphs
-                                                    : graph.numEdges());
-  return shape;
-}
-
-Tensor randomTensor(std::vector<int64_t> shape, std::mt19937_64 &rng,
-                    bool positive = false) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  std::uniform_real_distribution<double> unit(positive ? 0.5 : -1.0,
-                                              positive ? 2.0 : 1.0);
-  std::vector<double> data(n);
-  for (double &x : data)
-    x = unit(rng);
-  return Tensor::dense(std::move(shape), std::move(data));
-}
-
-::testing::AssertionResult makeArgs(mlir::func::FuncOp func,
-                                    const TestGraph &graph, const ArgSpec &spec,
-                                    uint64_t seed, Args &args) {
-  std::mt19937_64 rng(seed);
-  args.clear();
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    mlir::Type type = func.getArgument(i).getType();
-    if (mlir::isa<gnn::GraphType>(type)) {
-      args.push_back(graph.value());
-      continue;
-    }
-    std::string name = argName(func, i);
-    Count count = Count::Dst;
-    if (auto it = spec.dynamic.find(name); it != spec.dynamic.end())
-      count = it->second;
-    args.push_back(randomTensor(
-        runtimeShape(mlir::cast<gnn::DomainTensorType>(type), graph, count),
-        rng, spec.positive.count(name) > 0));
-  }
-  return ::testing::AssertionSuccess();
-}
-
-::testing::AssertionResult run(mlir::ModuleOp module, const std::string &fn,
-                               const Args &args, std::vector<Tensor> &out,
-                               bool training) {
-  interp::RunOptions options;
-  options.training = training;
-  rt::Status s = interp::runAll<double>(module, fn, args, out, options);
-  if (!s.ok())
-    return ::testing::AssertionFailure() << s.message();
-  return ::testing::AssertionSuccess();
-}
 
 double dot(const Tensor &a, const Tensor &b) {
   double s = 0;
@@ -580,75 +239,12 @@ int64_t checkGradients(mlir::ModuleOp module, const std::string &entry,
   return compared;
 }
 
-std::optional<GK> graphKindOf(mlir::ModuleOp module, const std::string &entry) {
-  auto func = module.lookupSymbol<mlir::func::FuncOp>(entry);
-  for (mlir::Type t : func.getArgumentTypes())
-    if (auto g = mlir::dyn_cast<gnn::GraphType>(t))
-      return g.getKind();
-  return std::nullopt;
-}
-
 //===----------------------------------------------------------------------===//
 // Every layer and model of the examples
 //===----------------------------------------------------------------------===//
 
-struct ExampleCase {
-  std::string file;
-  std::string entry;
-  std::map<std::string, double> defines;
-  ArgSpec spec;
-  bool hasDropout = false;
-};
-
-void PrintTo(const ExampleCase &c, std::ostream *os) {
-  *os << c.file << " " << c.entry;
-}
-
 std::vector<ExampleCase> exampleCases() {
-  const ArgSpec plain;
-  ArgSpec block;
-  block.dynamic["x_src"] = Count::Src;
-  ArgSpec gin;
-  gin.dynamic["w"] = Count::Edges;
-  // clang-format off
-  return {
-      {"appnp.gnn", "MLP", {{"in_dim", 4}, {"hidden", 3}, {"out_dim", 2}, {"drop", 0.5}}, plain, true},
-      {"appnp.gnn", "APPNPProp", {{"dim", 3}, {"k", 3}}, plain},
-      {"appnp.gnn", "APPNP", {{"in_dim", 4}, {"hidden", 3}, {"classes", 2}, {"k", 3}}, plain, true},
-      {"gat.gnn", "GATConv", {{"in_dim", 4}, {"out_dim", 3}, {"heads", 2}, {"attn_drop", 0.5}}, plain, true},
-      {"gat.gnn", "GATConvMean", {{"in_dim", 4}, {"out_dim", 3}, {"heads", 2}, {"attn_drop", 0.5}}, plain, true},
-      {"gat.gnn", "GAT", {{"in_dim", 4}, {"hidden", 2}, {"heads", 2}, {"classes", 3}}, plain, true},
-      {"gat_msgl.gnn", "GATConv", {{"in_dim", 4}, {"out_dim", 3}, {"heads", 2}, {"attn_drop", 0.5}}, plain, true},
-      {"gat_msgl.gnn", "GAT", {{"in_dim", 4}, {"hidden", 2}, {"heads", 2}, {"classes", 3}}, plain, true},
-      {"gatv2.gnn", "GATv2Conv", {{"in_dim", 4}, {"out_dim", 3}, {"heads", 2}, {"attn_drop", 0.5}}, plain, true},
-      {"gatv2.gnn", "GATv2", {{"in_dim", 4}, {"hidden", 2}, {"heads", 2}, {"classes", 3}}, plain, true},
-      {"gcn.gnn", "GCNConv", {{"in_dim", 4}, {"out_dim", 3}}, plain},
-      {"gcn.gnn", "GCN", {{"in_dim", 4}, {"hidden", 3}, {"classes", 2}}, plain, true},
-      {"gin.gnn", "GINConv", {{"in_dim", 4}, {"out_dim", 2}, {"mlp_dim", 3}, {"eps", 0.1}}, gin},
-      {"gin.gnn", "GIN", {{"in_dim", 4}, {"hidden", 3}, {"classes", 2}, {"eps", 0.1}}, gin, true},
-      {"out_gcn.gnn", "DirGCNConv", {{"in_dim", 4}, {"out_dim", 3}, {"alpha", 0.3}}, plain},
-      {"out_gcn.gnn", "DirGCN", {{"in_dim", 4}, {"hidden", 3}, {"classes", 2}}, plain, true},
-      {"readout.gnn", "BatchGCNConv", {{"in_dim", 4}, {"out_dim", 3}}, plain},
-      {"readout.gnn", "GCNGraphClassifier", {{"in_dim", 4}, {"hidden", 3}, {"classes", 2}}, plain, true},
-      {"rgcn.gnn", "RelConv", {{"in_dim", 4}, {"out_dim", 3}}, plain},
-      {"rgcn.gnn", "RGCNConv", {{"in_dim", 4}, {"out_dim", 3}}, plain},
-      {"rgcn.gnn", "RGCN", {{"in_dim", 4}, {"hidden", 3}, {"classes", 2}}, plain},
-      {"sage_block.gnn", "SAGEBlockConv", {{"in_dim", 4}, {"out_dim", 3}}, block},
-      {"sage_block.gnn", "SAGEBlockNet", {{"in_dim", 4}, {"hidden", 3}, {"classes", 2}}, block, true},
-      {"sage_max.gnn", "SAGEPoolConv", {{"in_dim", 4}, {"out_dim", 3}, {"pool_dim", 5}}, plain},
-      {"sage_max.gnn", "GraphSAGEPool", {{"in_dim", 4}, {"hidden", 3}, {"classes", 2}, {"pool", 5}}, plain, true},
-      {"sage_mean.gnn", "SAGEConv", {{"in_dim", 4}, {"out_dim", 3}}, plain},
-      {"sage_mean.gnn", "GraphSAGE", {{"in_dim", 4}, {"hidden", 3}, {"classes", 2}}, plain, true},
-  };
-  // clang-format on
-}
-
-std::string caseName(const ExampleCase &c) {
-  std::string name = llvm::sys::path::stem(c.file).str() + "_" + c.entry;
-  for (char &ch : name)
-    if (!std::isalnum(static_cast<unsigned char>(ch)))
-      ch = '_';
-  return name;
+  return testing_support::exampleCases(ExampleSizes::FiniteDifferences);
 }
 
 class AutodiffExample : public ::testing::TestWithParam<ExampleCase> {};
@@ -707,7 +303,7 @@ TEST_P(AutodiffExample, MatchesFiniteDifferences) {
   ASSERT_TRUE(compileExample(c, ec.file, ec.entry, ec.defines));
   int64_t compared = 0;
   uint64_t seed = 1;
-  for (const TestGraph &g : graphsOfKind(graphKindOf(*c.module, ec.entry))) {
+  for (const TestGraph &g : kGraphs.ofKind(graphKindOf(*c.module, ec.entry))) {
     compared += checkGradients(*c.module, ec.entry, g, ec.spec, false, seed++);
     if (ec.hasDropout)
       compared += checkGradients(*c.module, ec.entry, g, ec.spec, true, seed++);
@@ -727,7 +323,8 @@ TEST_P(AutodiffExample, SubLayersMatchFiniteDifferences) {
     std::string name = func.getName().str();
     if (func->hasAttr("gnn.backward_of") || name == ec.entry)
       continue;
-    std::vector<TestGraph> graphs = graphsOfKind(graphKindOf(*c.module, name));
+    std::vector<TestGraph> graphs =
+        kGraphs.ofKind(graphKindOf(*c.module, name));
     checkGradients(*c.module, name, graphs.front(), ec.spec, ec.hasDropout, 3);
   }
 }
@@ -738,34 +335,7 @@ INSTANTIATE_TEST_SUITE_P(Examples, AutodiffExample,
 
 /// The table lists every layer and model of every example.
 TEST(AutodiffExampleSet, EveryDefinitionIsCovered) {
-  std::set<std::pair<std::string, std::string>> covered;
-  for (const ExampleCase &c : exampleCases())
-    covered.insert({c.file, c.entry});
-  std::error_code ec;
-  llvm::SmallString<256> dir(kRoot);
-  llvm::sys::path::append(dir, "dsl-examples");
-  int files = 0;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
-       it.increment(ec)) {
-    if (llvm::sys::path::extension(it->path()) != ".gnn")
-      continue;
-    ++files;
-    std::string file = llvm::sys::path::filename(it->path()).str();
-    auto buffer = llvm::MemoryBuffer::getFile(it->path(), /*IsText=*/true);
-    ASSERT_TRUE(bool(buffer)) << file;
-    llvm::SourceMgr sourceMgr;
-    unsigned id =
-        sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-    std::string diagText;
-    llvm::raw_string_ostream diagOS(diagText);
-    DiagnosticEngine diags(sourceMgr, diagOS);
-    FrontendResult frontend = runFrontend(id, diags);
-    ASSERT_TRUE(frontend.success) << diagText;
-    for (const auto &def : frontend.module->definitions)
-      EXPECT_TRUE(covered.count({file, def->name.name}))
-          << file << ": " << def->name.name << " is not tested";
-  }
-  EXPECT_EQ(files, 12);
+  expectEveryDefinitionCovered(exampleCases());
 }
 
 /// Backward functions are ordinary unfused gnn IR: the fusion pipeline
@@ -776,8 +346,9 @@ TEST_P(AutodiffExample, FusedBackwardComputesTheSame) {
   Compiled c;
   ASSERT_TRUE(compileExample(c, ec.file, ec.entry, ec.defines));
   mlir::OwningOpRef<mlir::ModuleOp> fused = c.module->clone();
-  ASSERT_TRUE(runPasses(
-      c, *fused, [](mlir::PassManager &pm) { gnn::buildFusionPipeline(pm); }));
+  ASSERT_TRUE(runPipeline(c.context, *fused, [](mlir::PassManager &pm) {
+    gnn::buildFusionPipeline(pm);
+  }));
   std::string backward = ec.entry + ".backward";
   auto fusedBackward = fused->lookupSymbol<mlir::func::FuncOp>(backward);
   ASSERT_TRUE(fusedBackward);
@@ -788,7 +359,7 @@ TEST_P(AutodiffExample, FusedBackwardComputesTheSame) {
   if (countOps(unfusedBackward, "gnn.scatter") > 0) {
     EXPECT_GT(countOps(fusedBackward, "gnn.aggregate"), 0);
   }
-  for (const TestGraph &g : graphsOfKind(graphKindOf(*c.module, ec.entry))) {
+  for (const TestGraph &g : kGraphs.ofKind(graphKindOf(*c.module, ec.entry))) {
     SCOPED_TRACE(g.name);
     auto func = c.module->lookupSymbol<mlir::func::FuncOp>(ec.entry);
     Args args;
@@ -817,53 +388,8 @@ TEST_P(AutodiffExample, FusedBackwardComputesTheSame) {
 // Beyond the examples (the extra layers of FusionDifferentialTest.cpp)
 //===----------------------------------------------------------------------===//
 
-constexpr llvm::StringLiteral kExtras = R"(
-layer BlockAttn(d: int = 3, heads: int = 2, attn_drop: float = 0.4):
-    param a_src: f32[heads, d] = glorot
-    param a_dst: f32[heads, d] = glorot
-
-    def forward(g: Block, x_src: f32[N_src, heads, d],
-                x_dst: f32[N_dst, heads, d]) -> f32[N_dst, heads, d]:
-        g.set_src_attr({"h": x_src, "es": sum(x_src * a_src, -1, keepdims=True)})
-        g.set_dst_attr({"ed": sum(x_dst * a_dst, -1, keepdims=True)})
-        for v in g.dst_vertex:
-            a = dropout(g.softmax([leaky_relu(u.es + v.ed, 0.2) for u in v.innbs]), attn_drop)
-            v.o = g.sum(a * [u.h for u in v.innbs])
-        return [v.o for v in g.dst_vertex]
-
-layer OutAttn(d: int = 3, attn_drop: float = 0.4):
-    def forward(g: Graph, s: f32[N, 1], x: f32[N, d]) -> f32[N, d]:
-        g.set_vertex_attr({"s": s, "x": x})
-        for v in g.src_vertex:
-            a = dropout(g.softmax([w.s * v.s for w in v.outnbs]), attn_drop)
-            v.o = g.sum(a * [w.x for w in v.outnbs])
-        return [v.o for v in g.src_vertex]
-
-layer OutAttnMSGL(d: int = 3, attn_drop: float = 0.4):
-    def forward(g: Graph, s: f32[N, 1], x: f32[N, d]) -> f32[N, d]:
-        g.set_vertex_attr({"s": s, "x": x})
-        for v in g.src_vertex:
-            edge = [exp(w.s * v.s) for w in v.outnbs]
-            attn = dropout([c / g.sum(edge) for c in edge], attn_drop)
-            v.o = g.sum(attn * [w.x for w in v.outnbs])
-        return [v.o for v in g.src_vertex]
-
-layer RowOps(d: int = 4):
-    param W: f32[d, 6] = glorot
-    param V: f32[3, 2] = glorot
-
-    def forward(g: Graph, x: f32[N, d], w: f32[E, 2]) -> f32[N, 4]:
-        g.set_vertex_attr({"h": x})
-        g.set_edge_attr({"w": w})
-        for v in g.dst_vertex:
-            v.o = g.sum([(softmax(reshape(u.h @ W, [2, 3]), -1) @ V) * reshape(e.w, [2, 1]) for u, e in v.inedges])
-            v.c = g.min([concat([tanh(u.h), abs(v.h - u.h) ** 2.0], 0) for u in v.innbs])
-            v.q = g.avg([max(elu(u.h), axis=0, keepdims=True) + log_softmax(v.h, -1) for u in v.innbs])
-        o = reshape([v.o for v in g.dst_vertex], [N, 4])
-        c = sum([v.c for v in g.dst_vertex], -1, keepdims=True)
-        q = mean([v.q for v in g.dst_vertex], -1, keepdims=True)
-        return o + c - q
-
+/// kExtraLayers (FusionDifferentialTest.cpp runs them too), and DenseOps.
+const std::string kExtras = std::string(kExtraLayers) + R"(
 # Dense reductions over the vertex axis, feature softmaxes, graph counts,
 # gelu, sigmoid and a readout with every reduction.
 layer DenseOps(d: int = 3):
@@ -886,7 +412,7 @@ TEST_P(AutodiffExtra, MatchesFiniteDifferences) {
   spec.dynamic["x_src"] = Count::Src;
   spec.dynamic["w"] = Count::Edges;
   uint64_t seed = 20;
-  for (const TestGraph &g : graphsOfKind(graphKindOf(*c.module, entry))) {
+  for (const TestGraph &g : kGraphs.ofKind(graphKindOf(*c.module, entry))) {
     checkGradients(*c.module, entry, g, spec, false, seed++);
     checkGradients(*c.module, entry, g, spec, true, seed++);
   }
@@ -1337,7 +863,7 @@ TEST_P(AutodiffOp, MatchesFiniteDifferences) {
   if (oc.batched)
     graphs = {tinyBatch()};
   else
-    graphs = {tinyGraph(), homogeneousGraphs().front()};
+    graphs = {tinyGraph(), kGraphs.homogeneousGraphs().front()};
   int64_t compared = 0;
   uint64_t seed = 100;
   for (const TestGraph &g : graphs)
@@ -1367,11 +893,6 @@ std::vector<Tensor> runIR(llvm::StringRef ir, const Args &args,
 
 Tensor dense(std::vector<int64_t> shape, std::vector<double> data) {
   return Tensor::dense(std::move(shape), std::move(data));
-}
-
-interp::GraphValue graphValue(GraphPtr g, GK kind = GK::graph) {
-  TestGraph t = named("g", kind, std::move(g));
-  return t.value();
 }
 
 TEST(AutodiffInterpreter, ScatterSelectKeepsTheFirstExtremeEdge) {
@@ -1428,7 +949,7 @@ func.func @f(%g: !gnn.graph<graph>, %w: !gnn.tensor<dense, ?x3xf32>) -> (!gnn.te
            {std::pair<std::string, std::string>{"{FN}", fn}, {"{BY}", by}})
         for (size_t at; (at = text.find(key)) != std::string::npos;)
           text.replace(at, key.size(), value);
-      for (const TestGraph &g : homogeneousGraphs()) {
+      for (const TestGraph &g : kGraphs.homogeneousGraphs()) {
         SCOPED_TRACE(fn + " by " + by + " on " + g.name);
         std::mt19937_64 rng(3);
         std::vector<double> w(g.numEdges() * 3);
@@ -1617,16 +1138,13 @@ TEST(AutodiffPass, SkipsFusedFunctionsAndIsIdempotent) {
   EXPECT_EQ(countOps(*c.module, "func.func"), functions);
 
   Compiled fused;
-  llvm::SmallString<256> path(kRoot);
-  llvm::sys::path::append(path, "dsl-examples", "gcn.gnn");
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  ASSERT_TRUE(bool(buffer));
-  ASSERT_TRUE(lowerSource(fused, (*buffer)->getBuffer(), "gcn.gnn", "GCNConv",
-                          {{"in_dim", 4}, {"out_dim", 3}}));
-  ASSERT_TRUE(runPasses(fused, *fused.module, [](mlir::PassManager &pm) {
-    gnn::buildFusionPipeline(pm);
-    pm.addPass(gnn::createGNNAutodiff());
-  }));
+  ASSERT_TRUE(lowerExample(fused.context, "gcn.gnn", "GCNConv",
+                           {{"in_dim", 4}, {"out_dim", 3}}, fused.module));
+  ASSERT_TRUE(
+      runPipeline(fused.context, *fused.module, [](mlir::PassManager &pm) {
+        gnn::buildFusionPipeline(pm);
+        pm.addPass(gnn::createGNNAutodiff());
+      }));
   EXPECT_FALSE(fused.module->lookupSymbol("GCNConv.backward"));
 }
 
@@ -1635,20 +1153,17 @@ TEST(AutodiffPass, CanonicalizedInputGivesTheSameGradients) {
   ASSERT_EQ(ec.entry, "GAT");
   Compiled plain, tidy;
   ASSERT_TRUE(compileExample(plain, ec.file, ec.entry, ec.defines));
-  llvm::SmallString<256> path(kRoot);
-  llvm::sys::path::append(path, "dsl-examples", ec.file);
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  ASSERT_TRUE(bool(buffer));
   ASSERT_TRUE(
-      lowerSource(tidy, (*buffer)->getBuffer(), ec.file, ec.entry, ec.defines));
-  ASSERT_TRUE(runPasses(tidy, *tidy.module, [](mlir::PassManager &pm) {
-    pm.addPass(mlir::createCanonicalizerPass());
-    pm.addPass(mlir::createCSEPass());
-    pm.addPass(gnn::createGNNAutodiff());
-    pm.addPass(mlir::createCanonicalizerPass());
-    pm.addPass(mlir::createCSEPass());
-  }));
-  TestGraph g = homogeneousGraphs().front();
+      lowerExample(tidy.context, ec.file, ec.entry, ec.defines, tidy.module));
+  ASSERT_TRUE(
+      runPipeline(tidy.context, *tidy.module, [](mlir::PassManager &pm) {
+        pm.addPass(mlir::createCanonicalizerPass());
+        pm.addPass(mlir::createCSEPass());
+        pm.addPass(gnn::createGNNAutodiff());
+        pm.addPass(mlir::createCanonicalizerPass());
+        pm.addPass(mlir::createCSEPass());
+      }));
+  TestGraph g = kGraphs.homogeneousGraphs().front();
   auto func = plain.module->lookupSymbol<mlir::func::FuncOp>(ec.entry);
   Args args;
   ASSERT_TRUE(makeArgs(func, g, ec.spec, 8, args));

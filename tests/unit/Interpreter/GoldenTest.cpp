@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gnnc/Conversion/ASTToGNN/MLIRGen.h"
-#include "gnnc/Frontend/Frontend.h"
+#include "Interpreter/TestSupport.h"
+
 #include "gnnc/Interpreter/Interpreter.h"
 #include "gnnc/runtime/Npy.h"
 
@@ -24,6 +24,7 @@
 #include <cmath>
 
 using namespace gnnc;
+using namespace gnnc::testing_support;
 
 namespace {
 
@@ -34,7 +35,6 @@ std::string path(std::initializer_list<llvm::StringRef> parts) {
   return std::string(out);
 }
 
-const std::string kRoot = GNNC_SOURCE_DIR;
 const std::string kGoldens = path({kRoot, "tests", "goldens"});
 const std::string kCora = path({kRoot, "..", "shared", "datasets", "cora"});
 
@@ -53,9 +53,8 @@ template <typename T>
 ::testing::AssertionResult readTensor(const std::string &file,
                                       interp::Tensor<T> &out) {
   rt::NpyArray array;
-  rt::Status s = rt::readNpy(file, array);
-  if (!s.ok())
-    return ::testing::AssertionFailure() << s.message();
+  if (auto ok = isOk(rt::readNpy(file, array)); !ok)
+    return ok;
   out = interp::Tensor<T>::dense(array.shape, {});
   for (int64_t i = 0; i < array.numElements(); ++i)
     out.data.push_back(array.dtype == rt::DType::Float64
@@ -101,14 +100,14 @@ struct Case {
     return ::testing::AssertionSuccess();
   }
   rt::Graph g;
-  rt::Status s = rt::loadGraphDir(graphDir, g, *c.json.getInteger("num_nodes"));
-  if (!s.ok())
-    return ::testing::AssertionFailure() << s.message();
+  if (auto ok =
+          isOk(rt::loadGraphDir(graphDir, g, *c.json.getInteger("num_nodes")));
+      !ok)
+    return ok;
   if (c.json.getBoolean("self_loops").value_or(false)) {
     rt::Graph looped;
-    s = rt::addSelfLoops(g, looped);
-    if (!s.ok())
-      return ::testing::AssertionFailure() << s.message();
+    if (auto ok = isOk(rt::addSelfLoops(g, looped)); !ok)
+      return ok;
     g = std::move(looped);
   }
   c.graph = std::make_shared<rt::Graph>(std::move(g));
@@ -118,25 +117,15 @@ struct Case {
 /// Compiles the case's layer and runs it in precision T.
 template <typename T>
 ::testing::AssertionResult runCase(const Case &c, interp::Tensor<T> &result) {
-  auto buffer = llvm::MemoryBuffer::getFile(c.gnnFile, /*IsText=*/true);
-  if (!buffer)
-    return ::testing::AssertionFailure() << "cannot read " << c.gnnFile;
-  llvm::SourceMgr sourceMgr;
-  unsigned id = sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  std::string diagText;
-  llvm::raw_string_ostream diagOS(diagText);
-  DiagnosticEngine diags(sourceMgr, diagOS);
-  FrontendResult frontend = runFrontend(id, diags);
-  if (!frontend.success)
-    return ::testing::AssertionFailure() << diagText;
+  std::string text;
+  if (auto ok = readText(c.gnnFile, text); !ok)
+    return ok;
   mlir::MLIRContext context;
-  MLIRGenOptions options;
-  options.entry = c.definition;
-  options.defines = c.hparams;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlirGen(context, *frontend.module, diags, options);
-  if (!module)
-    return ::testing::AssertionFailure() << diagText;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (auto ok =
+          lowerGNN(context, text, c.gnnFile, c.definition, c.hparams, module);
+      !ok)
+    return ok;
 
   auto func = module->lookupSymbol<mlir::func::FuncOp>(c.definition);
   if (!func)
@@ -162,8 +151,7 @@ template <typename T>
           inputs->getString(name.getValue());
       if (!source)
         return ::testing::AssertionFailure()
-               << "case.json names no input '" << name.getValue().str()
-               << "'";
+               << "case.json names no input '" << name.getValue().str() << "'";
       file = *source == "cora" ? path({kCora, "x.npy"})
                                : path({c.dir, source->str()});
     }
@@ -172,10 +160,7 @@ template <typename T>
       return ok;
     args.push_back(std::move(t));
   }
-  rt::Status s = interp::run<T>(*module, c.definition, args, result);
-  if (!s.ok())
-    return ::testing::AssertionFailure() << s.message();
-  return ::testing::AssertionSuccess();
+  return isOk(interp::run<T>(*module, c.definition, args, result));
 }
 
 /// The largest elementwise error, relative to each expected value with a
@@ -189,9 +174,9 @@ double maxRelativeError(const interp::Tensor<T> &got,
   double worst = 0;
   for (size_t i = 0; i < want.data.size(); ++i) {
     double denom = std::max(std::abs(want.data[i]), floor * scale);
-    worst = std::max(worst, std::abs(static_cast<double>(got.data[i]) -
-                                     want.data[i]) /
-                                std::max(denom, 1e-300));
+    worst = std::max(worst,
+                     std::abs(static_cast<double>(got.data[i]) - want.data[i]) /
+                         std::max(denom, 1e-300));
   }
   return worst;
 }
@@ -241,20 +226,18 @@ TEST_P(PyGGolden, DocumentedDifferenceFromPyGDefault) {
   EXPECT_GT(maxRelativeError(got, pygDefault, 1e-6), 1e-2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Goldens, PyGGolden,
-                         ::testing::ValuesIn(goldenCases()),
+INSTANTIATE_TEST_SUITE_P(Goldens, PyGGolden, ::testing::ValuesIn(goldenCases()),
                          [](const auto &info) { return info.param; });
 
 TEST(PyGGoldenSet, AllLayersCovered) {
   // GCNConv, GATConv (concat and mean), SAGEConv (mean and max), GINConv and
   // APPNP, each on the small directed graph and on Cora.
   std::vector<std::string> cases = goldenCases();
-  for (const char *prefix : {"gcn_small", "gcn_cora", "gat_small_concat",
-                             "gat_small_mean", "gat_cora_concat",
-                             "gat_cora_mean", "sage_mean_small",
-                             "sage_mean_cora", "sage_max_small",
-                             "sage_max_cora", "gin_small", "gin_cora",
-                             "appnp_small", "appnp_cora"})
+  for (const char *prefix :
+       {"gcn_small", "gcn_cora", "gat_small_concat", "gat_small_mean",
+        "gat_cora_concat", "gat_cora_mean", "sage_mean_small", "sage_mean_cora",
+        "sage_max_small", "sage_max_cora", "gin_small", "gin_cora",
+        "appnp_small", "appnp_cora"})
     EXPECT_NE(std::find(cases.begin(), cases.end(), prefix), cases.end())
         << prefix;
 }

@@ -18,16 +18,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "gnnc/Interpreter/Interpreter.h"
-#include "gnnc/Conversion/ASTToGNN/MLIRGen.h"
-#include "gnnc/Frontend/Frontend.h"
+#include "Interpreter/TestSupport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
@@ -38,33 +32,20 @@
 #include <string>
 #include <vector>
 
-// GCC 12 at -O3 reports std::variant members copied out of an initializer
-// list (the `{graph, tensor, ...}` argument lists below) as maybe
-// uninitialised: a known false positive.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 using namespace gnnc;
-using GK = gnn::GraphKind;
+using namespace gnnc::testing_support;
 
 namespace {
 
 using Shape = std::vector<int64_t>;
 using Data = std::vector<double>;
-using Ids = std::vector<int64_t>;
 
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
 
-/// A compiled .gnn source. It owns everything the module refers to.
+/// A compiled .gnn source, or parsed IR.
 struct Program {
-  llvm::SourceMgr sourceMgr;
-  std::string diagText;
-  llvm::raw_string_ostream diagOS{diagText};
-  std::unique_ptr<DiagnosticEngine> diags;
-  std::unique_ptr<Module> ast;
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::string entry;
@@ -74,67 +55,20 @@ struct Program {
 ::testing::AssertionResult compile(Program &p, llvm::StringRef source,
                                    llvm::StringRef entry,
                                    std::map<std::string, double> defines = {}) {
-  unsigned id = p.sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(source, "test.gnn"), llvm::SMLoc());
-  p.diags = std::make_unique<DiagnosticEngine>(p.sourceMgr, p.diagOS);
-  FrontendResult frontend = runFrontend(id, *p.diags);
-  if (!frontend.success)
-    return ::testing::AssertionFailure() << p.diagText;
-  p.ast = std::move(frontend.module);
-  MLIRGenOptions options;
-  options.entry = entry.str();
-  options.defines = std::move(defines);
-  // Verifier failures come through MLIR's diagnostics, not the front end's.
-  mlir::ScopedDiagnosticHandler handler(&p.context, [&](mlir::Diagnostic &d) {
-    p.diagOS << d.getLocation() << ": " << d << "\n";
-    return mlir::success();
-  });
-  p.module = mlirGen(p.context, *p.ast, *p.diags, options);
-  if (!p.module)
-    return ::testing::AssertionFailure() << p.diagText;
   p.entry = entry.str();
-  return ::testing::AssertionSuccess();
+  return lowerGNN(p.context, source, "test.gnn", p.entry, defines, p.module);
 }
 
 /// Parses gnn IR written by hand, for ops the front end does not produce.
 ::testing::AssertionResult parseIR(Program &p, llvm::StringRef ir,
                                    llvm::StringRef entry) {
-  loadGNNDialects(p.context);
-  std::string errors;
-  llvm::raw_string_ostream os(errors);
-  mlir::ScopedDiagnosticHandler handler(&p.context, [&](mlir::Diagnostic &d) {
-    os << d.getLocation() << ": " << d << "\n";
-    return mlir::success();
-  });
-  p.module = mlir::parseSourceString<mlir::ModuleOp>(ir, &p.context);
-  if (!p.module)
-    return ::testing::AssertionFailure() << errors;
   p.entry = entry.str();
-  return ::testing::AssertionSuccess();
-}
-
-std::shared_ptr<const rt::Graph> makeGraph(const Ids &src, const Ids &dst,
-                                           int64_t numSrc, int64_t numDst) {
-  rt::Graph g;
-  rt::Status s = rt::Graph::fromEdgeIndex(src.data(), dst.data(),
-                                          static_cast<int64_t>(src.size()),
-                                          numSrc, numDst, g);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return std::make_shared<const rt::Graph>(std::move(g));
+  return parseModule(p.context, ir, p.module);
 }
 
 /// The graph G of the file comment.
 std::shared_ptr<const rt::Graph> graphG() {
   return makeGraph({0, 0, 1, 2, 0}, {1, 2, 2, 2, 1}, 4, 4);
-}
-
-interp::GraphValue graphValue(std::shared_ptr<const rt::Graph> g,
-                              GK kind = GK::graph) {
-  interp::GraphValue v;
-  v.kind = kind;
-  v.numVertices = g->numDst();
-  v.graph = std::move(g);
-  return v;
 }
 
 /// An argument, independent of the precision it will run in.
@@ -165,11 +99,8 @@ template <typename T>
 ::testing::AssertionResult run(Program &p, const std::vector<Arg> &args,
                                interp::Tensor<T> &result,
                                interp::RunOptions options = {}) {
-  rt::Status s =
-      interp::run<T>(*p.module, p.entry, toValues<T>(args), result, options);
-  if (!s.ok())
-    return ::testing::AssertionFailure() << s.message();
-  return ::testing::AssertionSuccess();
+  return isOk(
+      interp::run<T>(*p.module, p.entry, toValues<T>(args), result, options));
 }
 
 /// The error message of a run that must fail.
@@ -942,11 +873,10 @@ TEST(InterpreterArguments, WrongArgumentKinds) {
 //===----------------------------------------------------------------------===//
 
 TEST(InterpreterPrecision, GATConvFloatMatchesDouble) {
-  auto buffer = llvm::MemoryBuffer::getFile(
-      std::string(GNNC_SOURCE_DIR) + "/dsl-examples/gat.gnn", /*IsText=*/true);
-  ASSERT_TRUE(static_cast<bool>(buffer));
+  std::string source;
+  ASSERT_TRUE(readText(examplePath("gat.gnn"), source));
   Program p;
-  ASSERT_TRUE(compile(p, (*buffer)->getBuffer(), "GATConv",
+  ASSERT_TRUE(compile(p, source, "GATConv",
                       {{"in_dim", 3}, {"out_dim", 2}, {"heads", 2}}));
   // Arguments: g, x [N, 3], W [3, 4], a_src [2, 2], a_dst [2, 2], b [4].
   std::mt19937 rng(42);

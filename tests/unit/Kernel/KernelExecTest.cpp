@@ -24,10 +24,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Interpreter/TestSupport.h"
+
 #include "gnnc/Conversion/ASTToGNN/MLIRGen.h"
 #include "gnnc/Dialect/GNN/Transforms/Passes.h"
 #include "gnnc/Dialect/GNNK/Transforms/Passes.h"
-#include "gnnc/Frontend/Frontend.h"
 #include "gnnc/Interpreter/Interpreter.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -48,6 +49,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -61,12 +63,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-// GCC 12 at -O3 reports std::variant members copied around as maybe
-// uninitialised: a known false positive (see InterpreterTest.cpp).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 
 using namespace mlir;
 using namespace gnnc;
@@ -473,38 +469,21 @@ protected:
   int64_t maxUlps = 0;
 };
 
-/// Compiles a whole .gnn file and runs the fusion pipeline.
+/// A whole .gnn file after the fusion pipeline.
 struct Compiled {
-  llvm::SourceMgr sourceMgr;
-  std::string diagText;
-  llvm::raw_string_ostream diagOS{diagText};
-  std::unique_ptr<gnnc::DiagnosticEngine> diags;
-  std::unique_ptr<gnnc::Module> ast;
   MLIRContext context;
   OwningOpRef<ModuleOp> module;
 };
 
 ::testing::AssertionResult compileExample(Compiled &c,
                                           const std::string &name) {
-  std::string path = std::string(GNNC_SOURCE_DIR) + "/dsl-examples/" + name;
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
-    return ::testing::AssertionFailure() << "cannot read " << path;
-  unsigned id =
-      c.sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  c.diags = std::make_unique<gnnc::DiagnosticEngine>(c.sourceMgr, c.diagOS);
-  FrontendResult frontend = runFrontend(id, *c.diags);
-  if (!frontend.success)
-    return ::testing::AssertionFailure() << c.diagText;
-  c.ast = std::move(frontend.module);
-  c.module = mlirGen(c.context, *c.ast, *c.diags, MLIRGenOptions());
-  if (!c.module)
-    return ::testing::AssertionFailure() << c.diagText;
-  PassManager pm(&c.context);
-  gnn::buildFusionPipeline(pm);
-  if (failed(pm.run(*c.module)))
-    return ::testing::AssertionFailure() << "fusion failed";
-  return ::testing::AssertionSuccess();
+  if (auto ok =
+          testing_support::lowerExample(c.context, name, "", {}, c.module);
+      !ok)
+    return ok;
+  return testing_support::runPipeline(
+      c.context, *c.module,
+      [](PassManager &pm) { gnn::buildFusionPipeline(pm); });
 }
 
 class KernelExample : public KernelExec,
@@ -527,12 +506,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "out_gcn.gnn", "rgcn.gnn", "sage_block.gnn",
                       "readout.gnn"),
     [](const ::testing::TestParamInfo<const char *> &info) {
-      std::string name = info.param;
-      name = name.substr(0, name.find('.'));
-      for (char &ch : name)
-        if (!std::isalnum(static_cast<unsigned char>(ch)))
-          ch = '_';
-      return name;
+      return testing_support::testName(llvm::sys::path::stem(info.param));
     });
 
 /// Every op of a body and every reduction kind, from the lit test's input.

@@ -132,10 +132,6 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
   return out + "]";
 }
 
-static DomainTensorType tensorOf(Value v) {
-  return cast<DomainTensorType>(v.getType());
-}
-
 /// The operand and the result have the same element type.
 static LogicalResult sameElement(Operation *op, DomainTensorType a,
                                  DomainTensorType b) {

@@ -60,15 +60,6 @@ using namespace gnnc::gnn;
 
 namespace {
 
-DomainTensorType tensorOf(Value v) {
-  return cast<DomainTensorType>(v.getType());
-}
-
-bool isFloatTensor(Value v) {
-  auto t = dyn_cast<DomainTensorType>(v.getType());
-  return t && isa<FloatType>(t.getElementType());
-}
-
 /// Ops whose results carry no gradient: graph facts, constants, and the
 /// masks and comparisons the backward itself uses.
 bool isNonDifferentiable(Operation *op) {

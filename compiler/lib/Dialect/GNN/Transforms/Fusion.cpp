@@ -45,15 +45,6 @@ using namespace gnnc::gnn;
 
 namespace {
 
-DomainTensorType tensorOf(Value v) {
-  return cast<DomainTensorType>(v.getType());
-}
-
-bool isEdge(Value v) {
-  auto t = dyn_cast<DomainTensorType>(v.getType());
-  return t && t.getDomain() == Domain::edge;
-}
-
 /// Ops computed row by row on edge tensors: they can run inside the body.
 bool isRowLocal(Operation *op) {
   if (!op || op->getNumResults() != 1 || !isEdge(op->getResult(0)))

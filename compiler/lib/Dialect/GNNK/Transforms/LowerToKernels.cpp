@@ -73,6 +73,23 @@ SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
   return strides;
 }
 
+/// Kernel values (aggregate inputs, results and body values) must be gnn
+/// tensors of floats with a static row shape; reports on `op` otherwise.
+LogicalResult checkKernelType(Operation *op, Type type) {
+  auto tensor = dyn_cast<DomainTensorType>(type);
+  if (!tensor)
+    return op->emitOpError("cannot be lowered to a kernel: ")
+           << type << " is not a gnn tensor";
+  if (!isa<FloatType>(tensor.getElementType()))
+    return op->emitOpError("cannot be lowered to a kernel: only float "
+                           "tensors are supported, got ")
+           << type;
+  if (llvm::any_of(tensor.getShape(), ShapedType::isDynamic))
+    return op->emitOpError("cannot be lowered to a kernel: the row shape of ")
+           << type << " is not static";
+  return success();
+}
+
 /// A row inside a kernel: `buffer[prefix..., i...]`, or `scalar` at every
 /// index. `shape` is the row shape.
 struct Row {
@@ -370,17 +387,9 @@ Value KernelBuilder::binary(gnn::BinaryFn fn, Value x, Value y) {
 LogicalResult KernelBuilder::checkType(Operation *op, Type type,
                                        Type &elementType,
                                        SmallVectorImpl<int64_t> &shape) {
-  auto tensor = dyn_cast<DomainTensorType>(type);
-  if (!tensor)
-    return op->emitOpError("cannot be lowered to a kernel: ")
-           << type << " is not a gnn tensor";
-  if (!isa<FloatType>(tensor.getElementType()))
-    return op->emitOpError("cannot be lowered to a kernel: only float "
-                           "tensors are supported, got ")
-           << type;
-  if (llvm::any_of(tensor.getShape(), ShapedType::isDynamic))
-    return op->emitOpError("cannot be lowered to a kernel: the row shape of ")
-           << type << " is not static";
+  if (failed(checkKernelType(op, type)))
+    return failure();
+  auto tensor = cast<DomainTensorType>(type);
   elementType = tensor.getElementType();
   shape.assign(tensor.getShape().begin(), tensor.getShape().end());
   return success();
@@ -939,30 +948,15 @@ LogicalResult KernelBuilder::build() {
 /// shapes everywhere (inputs, results, body values). Reports the first
 /// offender.
 LogicalResult checkLowerable(gnn::AggregateOp aggregate) {
-  auto check = [](Operation *op, Type type) -> LogicalResult {
-    auto tensor = dyn_cast<DomainTensorType>(type);
-    if (!tensor)
-      return op->emitOpError("cannot be lowered to a kernel: ")
-             << type << " is not a gnn tensor";
-    if (!isa<FloatType>(tensor.getElementType()))
-      return op->emitOpError("cannot be lowered to a kernel: only float "
-                             "tensors are supported, got ")
-             << type;
-    if (llvm::any_of(tensor.getShape(), ShapedType::isDynamic))
-      return op->emitOpError("cannot be lowered to a kernel: the row shape "
-                             "of ")
-             << type << " is not static";
-    return success();
-  };
   for (Value input : aggregate.getInputs())
-    if (failed(check(aggregate, input.getType())))
+    if (failed(checkKernelType(aggregate, input.getType())))
       return failure();
   for (Type type : aggregate.getResultTypes())
-    if (failed(check(aggregate, type)))
+    if (failed(checkKernelType(aggregate, type)))
       return failure();
   for (Operation &op : aggregate.getBlock().without_terminator())
     for (Type type : op.getResultTypes())
-      if (failed(check(&op, type)))
+      if (failed(checkKernelType(&op, type)))
         return failure();
   return success();
 }

@@ -48,6 +48,23 @@ constexpr llvm::StringLiteral kBackwardOfAttrName = "gnn.backward_of";
 /// Result attribute of a backward function: the name or parameter path of
 /// the argument whose gradient the result is.
 constexpr llvm::StringLiteral kGradOfAttrName = "gnn.grad_of";
+
+/// The gnn tensor type of `v`, which must have one.
+inline DomainTensorType tensorOf(mlir::Value v) {
+  return mlir::cast<DomainTensorType>(v.getType());
+}
+
+/// Whether `v` is a gnn tensor of the edge domain.
+inline bool isEdge(mlir::Value v) {
+  auto t = mlir::dyn_cast<DomainTensorType>(v.getType());
+  return t && t.getDomain() == Domain::edge;
+}
+
+/// Whether `v` is a gnn tensor of floats.
+inline bool isFloatTensor(mlir::Value v) {
+  auto t = mlir::dyn_cast<DomainTensorType>(v.getType());
+  return t && mlir::isa<mlir::FloatType>(t.getElementType());
+}
 } // namespace gnnc::gnn
 
 #endif // GNNC_DIALECT_GNN_IR_GNN_H
