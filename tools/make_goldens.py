@@ -25,7 +25,11 @@ Everything is float64 (torch.set_default_dtype(torch.float64)), parameters
 come from numpy generators seeded by the case name, torch runs on one thread,
 dropout is off (eval mode, p = 0). Each PyG result is also recomputed by an
 independent numpy implementation of the dsl-examples semantics; the script
-fails if the two differ by more than 1e-10 relative. The data layout is
+fails if the two differ by more than 1e-10 relative. Each case also gets a
+fixed random cotangent c (expected/cotangent.npy) and torch autograd
+gradients of sum(c * out) w.r.t. the layer's inputs (small graph only) and
+parameters (expected/grad_*.npy, expected/grad_params/, mapped back to our
+parameter layout); case.json "gradients" lists them. The data layout is
 described in tests/goldens/README.md.
 """
 import argparse
@@ -100,6 +104,13 @@ def install():
 
 SMALL_N, SMALL_F = 12, 5
 REF_TOL = 1e-10     # PyG vs the numpy model of the dsl semantics
+GRAD_NOTE = ("torch autograd (float64) of L = sum(cotangent * out) through "
+             "the exact PyG computation that produced expected/out.npy; "
+             "grad_<input>.npy = dL/d<input> (forward argument), "
+             "grad_params/<name>.npy = dL/d<name> in this case's parameter "
+             "layout (PyG gradients mapped back through the same transposes "
+             "and indexing as the parameters). Graph-derived edge weights "
+             "(GCN/APPNP normalisation) are constants.")
 CHECK_TOL = 1e-12   # --check: regenerated vs committed
 
 
@@ -288,7 +299,7 @@ def generate(out_dir, cora_dir):
 
     def write_case(name, *, gnn, definition, hparams, graph, self_loops,
                    ei, n, inputs, params, expected, pyg, pyg_forward, notes,
-                   checks, variant=None, extra=None):
+                   checks, variant=None, extra=None, grads=None):
         d = out_dir / name
         d.mkdir()
         in_field = {}
@@ -305,6 +316,24 @@ def generate(out_dir, cora_dir):
             save(d / "params" / f"{k}.npy", v, np.float64)
         for k, v in expected.items():
             save(d / "expected" / f"{k}.npy", v, np.float64)
+        grad_field = None
+        if grads is not None:
+            grad_field = {"cotangent": None, "inputs": {}, "params": {}}
+            if grads["inputs"] or grads["params"]:
+                save(d / "expected" / "cotangent.npy", grads["cotangent"],
+                     np.float64)
+                grad_field["cotangent"] = "expected/cotangent.npy"
+            for k, v in grads["inputs"].items():
+                save(d / "expected" / f"grad_{k}.npy", v, np.float64)
+                grad_field["inputs"][k] = f"expected/grad_{k}.npy"
+            for k, v in grads["params"].items():
+                save(d / "expected" / "grad_params" / f"{k}.npy", v,
+                     np.float64)
+                grad_field["params"][k] = f"expected/grad_params/{k}.npy"
+            grad_field["omitted"] = grads["omitted"]
+            if "tie_rule" in grads:
+                grad_field["tie_rule"] = grads["tie_rule"]
+            grad_field["definition"] = GRAD_NOTE
         meta = {
             "gnn": gnn,
             "definition": definition,
@@ -323,6 +352,8 @@ def generate(out_dir, cora_dir):
         meta["num_edges"] = int(ei.shape[1] + (n if self_loops else 0))
         meta["expected"] = {k: list(v.shape) for k, v in expected.items()}
         meta["params"] = {k: list(np.shape(v)) for k, v in params.items()}
+        if grad_field is not None:
+            meta["gradients"] = grad_field
         if graph == "cora":
             meta["graph_path"] = CORA_REL
             meta["cora_sha256"] = cora_sha
@@ -369,6 +400,52 @@ def generate(out_dir, cora_dir):
         checks[f"{tag}_vs_numpy_dsl_model_rel"] = r
         assert r < REF_TOL, (tag, r)
 
+    def cotangent_for(name, shape):
+        # Dyadic (multiples of 2^-8), fixed per case.
+        rng = np.random.default_rng(zlib.crc32((name + "/cotangent").encode()))
+        return quant(rng.normal(0.0, 1.0, size=shape), 8)
+
+    def autograd(fwd, leaves, c, out):
+        """Gradients of <c, fwd()> w.r.t. `leaves`: name -> (tensor that
+        fwd reads, map from its gradient to our layout). fwd must reproduce
+        `out` exactly (it is the computation that produced it)."""
+        out_t = fwd()
+        assert np.array_equal(npy(out_t), out), "autograd forward != out"
+        names = [k for k in leaves if leaves[k][0].requires_grad]
+        if not names:
+            return {}
+        gs = torch.autograd.grad(out_t, [leaves[k][0] for k in names],
+                                 grad_outputs=T(c), allow_unused=True)
+        res = {}
+        for k, g in zip(names, gs):
+            t, post = leaves[k]
+            g = torch.zeros_like(t) if g is None else g
+            res[k] = np.ascontiguousarray(post(npy(g)), dtype=np.float64)
+        return res
+
+    def leaf(arr):
+        return T(arr).requires_grad_()
+
+    ident = lambda g: g           # noqa: E731
+    transp = lambda g: g.T        # noqa: E731
+
+    def grad_set(name, kind, c, res, input_names, param_names, omitted=None):
+        """Splits autograd results into inputs / params; on Cora only the
+        parameter gradients are kept."""
+        g = {"cotangent": c, "inputs": {}, "params": {},
+             "omitted": omitted or []}
+        for k in input_names:
+            if kind == "cora":
+                g["omitted"].append(
+                    f"grad_{k}: Cora case, only parameter gradients are "
+                    "stored (input gradients are N- or E-sized float64, up to "
+                    "31 MB for x)")
+            else:
+                g["inputs"][k] = res[k]
+        for k in param_names:
+            g["params"][k] = res[k]
+        return g
+
     def empty_rows(used, n):
         return [int(i) for i in np.nonzero(np.bincount(used[1], minlength=n)
                                            == 0)[0]]
@@ -388,6 +465,13 @@ def generate(out_dir, cora_dir):
         out = npy(conv(T(x), torch.from_numpy(used), edge_weight=T(w)))
         checks = {}
         assert_ref("out", out, ref_gcn(used, x, W, b), checks)
+        c = cotangent_for(name, out.shape)
+        xl = leaf(x) if kind == "own" else T(x)
+        res = autograd(
+            lambda: conv(xl, torch.from_numpy(used), edge_weight=T(w)),
+            {"x": (xl, ident), "W": (conv.lin.weight, transp),
+             "b": (conv.bias, ident)}, c, out)
+        grads = grad_set(name, kind, c, res, ["x"], ["W", "b"])
         dctor = f"GCNConv({in_dim}, {out_dim})"
         dconv = build(dctor)
         setp(dconv.lin.weight, W.T)
@@ -438,7 +522,8 @@ def generate(out_dir, cora_dir):
                    inputs=x_input(kind, x), params={"W": W, "b": b},
                    expected=expected, pyg=ctor,
                    pyg_forward="conv(x, edge_index, edge_weight=w_uv)",
-                   notes=" ".join(notes), checks=checks, extra=extra)
+                   notes=" ".join(notes), checks=checks, extra=extra,
+                   grads=grads)
 
     # ---------------- GAT ----------------
 
@@ -466,6 +551,16 @@ def generate(out_dir, cora_dir):
         checks = {}
         assert_ref("out", out,
                    ref_gat(used, x, W, a_src, a_dst, b, slope, concat), checks)
+        c = cotangent_for(name, out.shape)
+        xl = leaf(x) if kind == "own" else T(x)
+        res = autograd(
+            lambda: conv(xl, torch.from_numpy(used)),
+            {"x": (xl, ident), "W": (conv.lin_src.weight, transp),
+             "a_src": (conv.att_src, lambda g: g[0]),
+             "a_dst": (conv.att_dst, lambda g: g[0]),
+             "b": (conv.bias, ident)}, c, out)
+        grads = grad_set(name, kind, c, res, ["x"],
+                         ["W", "a_src", "a_dst", "b"])
         notes = [
             "Parameter map: W = lin_src.weight.T (lin_dst is the same "
             "module), a_src = att_src[0], a_dst = att_dst[0], b = bias. "
@@ -517,7 +612,7 @@ def generate(out_dir, cora_dir):
                    params={"W": W, "a_src": a_src, "a_dst": a_dst, "b": b},
                    expected={"out": out}, pyg=ctor,
                    pyg_forward="conv(x, edge_index)", notes=" ".join(notes),
-                   checks=checks, variant=variant)
+                   checks=checks, variant=variant, grads=grads)
 
     # ---------------- SAGE mean ----------------
 
@@ -536,6 +631,15 @@ def generate(out_dir, cora_dir):
         checks = {}
         assert_ref("out", out, ref_sage_mean(used, x, W_self, W_neigh, b),
                    checks)
+        c = cotangent_for(name, out.shape)
+        xl = leaf(x) if kind == "own" else T(x)
+        res = autograd(
+            lambda: conv(xl, torch.from_numpy(used)),
+            {"x": (xl, ident), "W_self": (conv.lin_r.weight, transp),
+             "W_neigh": (conv.lin_l.weight, transp),
+             "b": (conv.lin_l.bias, ident)}, c, out)
+        grads = grad_set(name, kind, c, res, ["x"],
+                         ["W_self", "W_neigh", "b"])
         er = empty_rows(used, n)
         for i in er:
             assert np.allclose(out[i], x[i] @ W_self + b, rtol=0, atol=1e-14)
@@ -554,7 +658,7 @@ def generate(out_dir, cora_dir):
                    params={"W_self": W_self, "W_neigh": W_neigh, "b": b},
                    expected={"out": out}, pyg=ctor,
                    pyg_forward="conv(x, edge_index)", notes=notes,
-                   checks=checks)
+                   checks=checks, grads=grads)
 
     # ---------------- SAGE max (pool) ----------------
 
@@ -608,6 +712,47 @@ def generate(out_dir, cora_dir):
         assert_ref("out", out,
                    ref_sage_max(used, x, W_pool, b_pool, W_self, W_neigh, b),
                    checks)
+        c = cotangent_for(name, out.shape)
+        xl = leaf(x) if kind == "own" else T(x)
+        common = {"x": (xl, ident), "W_self": (bconv.lin_r.weight, transp),
+                  "W_neigh": (bconv.lin_l.weight, transp),
+                  "b": (bconv.lin_l.bias, ident)}
+        if pool_dim == in_dim:
+            common.update({"W_self": (conv.lin_r.weight, transp),
+                           "W_neigh": (conv.lin_l.weight, transp),
+                           "b": (conv.lin_l.bias, ident),
+                           "W_pool": (conv.lin.weight, transp),
+                           "b_pool": (conv.lin.bias, ident)})
+            res = autograd(lambda: conv(xl, eit), common, c, out)
+        else:
+            Wp, bp = leaf(W_pool), leaf(b_pool)
+            common.update({"W_pool": (Wp, ident), "b_pool": (bp, ident)})
+            res = autograd(
+                lambda: bconv((torch.relu(xl @ Wp + bp), xl), eit),
+                common, c, out)
+        grads = grad_set(name, kind, c, res, ["x"],
+                         ["W_pool", "b_pool", "W_self", "W_neigh", "b"])
+        # Ties of the max between distinct source vertices with a positive
+        # maximum: torch's amax backward splits the gradient evenly among
+        # them (a subgradient convention; picking one edge is another).
+        pn = np.maximum(x @ W_pool + b_pool, 0.0)
+        mx = np.full((n, pool_dim), -np.inf)
+        np.maximum.at(mx, used[1], pn[used[0]])
+        pairs = set()
+        for s_, t_ in set(map(tuple, used.T)):   # distinct (src, dst)
+            for ch in np.nonzero((pn[s_] == mx[t_]) & (mx[t_] > 0))[0]:
+                pairs.add((t_, int(ch), s_))
+        per = {}
+        for t_, ch, _ in pairs:
+            per[(t_, ch)] = per.get((t_, ch), 0) + 1
+        ties = sum(1 for v in per.values() if v > 1)
+        checks["grad_max_ties_distinct_sources"] = ties
+        grads["tie_rule"] = (
+            "torch's scatter_reduce 'amax' backward splits the gradient "
+            "evenly among the edges that attain a maximum; "
+            f"{ties} (vertex, channel) maxima here are attained by more "
+            "than one distinct source vertex (positive values), where "
+            "another subgradient choice gives other W_pool / x gradients")
         er = empty_rows(used, n)
         for i in er:
             assert np.allclose(out[i], x[i] @ W_self + b, rtol=0, atol=1e-14)
@@ -627,7 +772,7 @@ def generate(out_dir, cora_dir):
                    params={"W_pool": W_pool, "b_pool": b_pool,
                            "W_self": W_self, "W_neigh": W_neigh, "b": b},
                    expected={"out": out}, pyg=ctor, pyg_forward=forward,
-                   notes=notes, checks=checks)
+                   notes=notes, checks=checks, grads=grads)
 
     # ---------------- GIN ----------------
 
@@ -676,6 +821,37 @@ def generate(out_dir, cora_dir):
                   "edge_index. No self-loops.")
         assert_ref("out", out, ref_gin(used, x, w, W1, b1, W2, b2, eps),
                    checks)
+        c = cotangent_for(name, out.shape)
+        xl = leaf(x) if kind == "own" else T(x)
+        wl = leaf(w) if kind == "own" else T(w)
+        pl = {"W1": (conv.nn[0].weight, transp), "b1": (conv.nn[0].bias, ident),
+              "W2": (conv.nn[2].weight, transp), "b2": (conv.nn[2].bias, ident)}
+        sfwd = lambda: conv.nn((1 + eps) * xl  # noqa: E731
+                               + simple(xl, eit, edge_weight=wl))
+        if weighted:
+            res = autograd(sfwd, {"x": (xl, ident), "w": (wl, ident), **pl},
+                           c, out)
+        else:
+            res = autograd(lambda: conv(xl, eit), {"x": (xl, ident), **pl},
+                           c, out)
+            if kind == "own":
+                # GINConv takes no w: dL/dw from the SimpleConv form at w = 1
+                # (the same numbers, checked above); its other gradients
+                # must agree with GINConv's.
+                sres = autograd(sfwd, {"x": (xl, ident), "w": (wl, ident),
+                                       **pl}, c, out_s)
+                for k in res:
+                    r = reldiff(sres[k], res[k])
+                    checks[f"grad_{k}_simpleconv_vs_ginconv_rel"] = r
+                    assert r < REF_TOL, (k, r)
+                res["w"] = sres["w"]
+        grads = grad_set(name, kind, c, res, ["x", "w"],
+                         ["W1", "b1", "W2", "b2"])
+        if not weighted and kind == "own":
+            grads["omitted"].append(
+                "grad_w: GINConv has no edge weight; dL/dw is from the "
+                "SimpleConv(aggr='sum') form at w = 1 (its out and other "
+                "gradients agree with GINConv's, see checks)")
         inputs = x_input(kind, x)
         inputs["w"] = w
         write_case(name, gnn="dsl-examples/gin.gnn", definition="GINConv",
@@ -684,7 +860,7 @@ def generate(out_dir, cora_dir):
                    graph=kind, self_loops=False, ei=ei, n=n, inputs=inputs,
                    params={"W1": W1, "b1": b1, "W2": W2, "b2": b2},
                    expected={"out": out}, pyg=ctor, pyg_forward=forward,
-                   notes=notes, checks=checks)
+                   notes=notes, checks=checks, grads=grads)
 
     # ---------------- APPNP ----------------
 
@@ -698,6 +874,12 @@ def generate(out_dir, cora_dir):
         out = npy(prop(T(h0), torch.from_numpy(used), edge_weight=T(w)))
         checks = {}
         assert_ref("out", out, ref_appnp(used, h0, k, alpha), checks)
+        c = cotangent_for(name, out.shape)
+        hl = leaf(h0) if kind == "own" else T(h0)
+        res = autograd(lambda: prop(hl, torch.from_numpy(used),
+                                    edge_weight=T(w)),
+                       {"h0": (hl, ident)}, c, out)
+        grads = grad_set(name, kind, c, res, ["h0"], [])
         dctor = f"APPNP(K={k}, alpha={alpha})"
         default = npy(build(dctor)(T(h0), torch.from_numpy(ei)))
         rd = reldiff(default, out)
@@ -736,7 +918,8 @@ def generate(out_dir, cora_dir):
                    graph=kind, self_loops=loops, ei=ei, n=n,
                    inputs={"h0": h0}, params={}, expected=expected, pyg=ctor,
                    pyg_forward="prop(h0, edge_index, edge_weight=w_uv)",
-                   notes=" ".join(notes), checks=checks, extra=extra)
+                   notes=" ".join(notes), checks=checks, extra=extra,
+                   grads=grads)
 
     # ---------------- PyG behaviour probes ----------------
 
