@@ -971,31 +971,61 @@ template <typename T> Status Evaluator<T>::edgeSoftmax(gnn::EdgeSoftmaxOp op) {
   return Status::success();
 }
 
+/// Which axes a reduce (or reduce_select) folds, and where each input
+/// element lands: one row axis, or every row axis, never the vertex or edge
+/// axis of a row tensor.
+struct ReductionLayout {
+  std::vector<bool> reduced;
+  std::vector<int64_t> kept; ///< the shape with reduced axes of size 1
+  int64_t outCount = 0;
+  /// Calls `fn(flat, out)` for every input element in row-major order, with
+  /// `out` its index in the kept shape.
+  template <typename Fn>
+  void forEach(llvm::ArrayRef<int64_t> shape, Fn fn) const {
+    std::vector<int64_t> strides = stridesOf(kept);
+    std::vector<int64_t> index(shape.size(), 0);
+    int64_t count = product(shape);
+    for (int64_t flat = 0; flat < count; ++flat) {
+      int64_t o = 0;
+      for (size_t d = 0; d < shape.size(); ++d)
+        o += (reduced[d] ? 0 : index[d]) * strides[d];
+      fn(flat, o);
+      for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+        if (++index[d] < shape[d])
+          break;
+        index[d] = 0;
+      }
+    }
+  }
+};
+
+static ReductionLayout reductionLayout(llvm::ArrayRef<int64_t> shape,
+                                       gnn::Domain domain,
+                                       mlir::IntegerAttr axis) {
+  ReductionLayout layout;
+  size_t offset = domain == gnn::Domain::dense ? 0 : 1;
+  layout.reduced.assign(shape.size(), false);
+  if (axis)
+    layout.reduced[axis.getInt() + offset] = true;
+  else
+    for (size_t d = offset; d < shape.size(); ++d)
+      layout.reduced[d] = true;
+  layout.kept.assign(shape.begin(), shape.end());
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (layout.reduced[d])
+      layout.kept[d] = 1;
+  layout.outCount = product(layout.kept);
+  return layout;
+}
+
 template <typename T> Status Evaluator<T>::reduce(gnn::ReduceOp op) {
   using namespace gnn;
   const Tensor<T> &in = tensor(op.getInput());
-  size_t offset = in.domain == Domain::dense ? 0 : 1;
-  std::vector<int64_t> shape = in.shape;
-  // The axes reduced: one row axis, or every row axis.
-  std::vector<bool> reduced(shape.size(), false);
-  if (op.getAxisAttr())
-    reduced[op.getAxisAttr().getInt() + offset] = true;
-  else
-    for (size_t d = offset; d < shape.size(); ++d)
-      reduced[d] = true;
-  std::vector<int64_t> kept = shape;
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (reduced[d])
-      kept[d] = 1;
-  std::vector<int64_t> keptStrides = stridesOf(kept);
-  int64_t outCount = product(kept);
-  std::vector<T> acc(outCount, T(0));
-  std::vector<int64_t> seen(outCount, 0);
-  std::vector<int64_t> index(shape.size(), 0);
-  for (int64_t flat = 0; flat < in.numElements(); ++flat) {
-    int64_t o = 0;
-    for (size_t d = 0; d < shape.size(); ++d)
-      o += (reduced[d] ? 0 : index[d]) * keptStrides[d];
+  ReductionLayout layout =
+      reductionLayout(in.shape, in.domain, op.getAxisAttr());
+  std::vector<T> acc(layout.outCount, T(0));
+  std::vector<int64_t> seen(layout.outCount, 0);
+  layout.forEach(in.shape, [&](int64_t flat, int64_t o) {
     T x = in.data[flat];
     switch (op.getFn()) {
     case ReduceFn::sum:
@@ -1010,20 +1040,15 @@ template <typename T> Status Evaluator<T>::reduce(gnn::ReduceOp op) {
       break;
     }
     ++seen[o];
-    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-      if (++index[d] < shape[d])
-        break;
-      index[d] = 0;
-    }
-  }
+  });
   if (op.getFn() == ReduceFn::mean)
-    for (int64_t o = 0; o < outCount; ++o)
+    for (int64_t o = 0; o < layout.outCount; ++o)
       if (seen[o])
         acc[o] /= static_cast<T>(seen[o]);
   std::vector<int64_t> outShape;
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (!reduced[d] || op.getKeepdims())
-      outShape.push_back(kept[d]);
+  for (size_t d = 0; d < in.shape.size(); ++d)
+    if (!layout.reduced[d] || op.getKeepdims())
+      outShape.push_back(layout.kept[d]);
   set(op.getResult(), Tensor<T>{in.domain, outShape, std::move(acc)});
   return Status::success();
 }
@@ -1066,35 +1091,15 @@ template <typename T>
 Status Evaluator<T>::reduceSelect(gnn::ReduceSelectOp op) {
   using namespace gnn;
   const Tensor<T> &in = tensor(op.getInput());
-  size_t offset = in.domain == Domain::dense ? 0 : 1;
   const std::vector<int64_t> &shape = in.shape;
-  std::vector<bool> reduced(shape.size(), false);
-  if (op.getAxisAttr())
-    reduced[op.getAxisAttr().getInt() + offset] = true;
-  else
-    for (size_t d = offset; d < shape.size(); ++d)
-      reduced[d] = true;
-  std::vector<int64_t> kept = shape;
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (reduced[d])
-      kept[d] = 1;
-  std::vector<int64_t> keptStrides = stridesOf(kept);
-  std::vector<int64_t> best(product(kept), -1);
+  ReductionLayout layout = reductionLayout(shape, in.domain, op.getAxisAttr());
+  std::vector<int64_t> best(layout.outCount, -1);
   bool max = op.getFn() == ReduceFn::max;
-  std::vector<int64_t> index(shape.size(), 0);
-  for (int64_t flat = 0; flat < in.numElements(); ++flat) {
-    int64_t o = 0;
-    for (size_t d = 0; d < shape.size(); ++d)
-      o += (reduced[d] ? 0 : index[d]) * keptStrides[d];
+  layout.forEach(shape, [&](int64_t flat, int64_t o) {
     T x = in.data[flat];
     if (best[o] < 0 || (max ? x > in.data[best[o]] : x < in.data[best[o]]))
       best[o] = flat;
-    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-      if (++index[d] < shape[d])
-        break;
-      index[d] = 0;
-    }
-  }
+  });
   Tensor<T> out{in.domain, shape, std::vector<T>(in.data.size(), T(0))};
   for (int64_t b : best)
     if (b >= 0)

@@ -339,36 +339,32 @@ LogicalResult EdgeSoftmaxOp::verify() {
   return success();
 }
 
-LogicalResult ReadoutOp::verify() {
-  if (getGraph().getType().getKind() != GraphKind::batched)
-    return emitOpError("needs a batched graph");
-  DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
-  if (failed(expectDomain(*this, in, {Domain::dense}, "input")) ||
-      failed(expectDomain(*this, out, {Domain::dense}, "result")) ||
-      failed(sameElement(*this, in, out)))
+/// Ops between per-vertex and per-graph rows of a batched graph: dense
+/// tensors whose leading axis changes (`what`) and whose rows stay.
+static LogicalResult verifyBatchedRows(Operation *op, Value graph, Value input,
+                                       Value result, StringRef what) {
+  if (cast<GraphType>(graph.getType()).getKind() != GraphKind::batched)
+    return op->emitOpError("needs a batched graph");
+  DomainTensorType in = tensorOf(input), out = tensorOf(result);
+  if (failed(expectDomain(op, in, {Domain::dense}, "input")) ||
+      failed(expectDomain(op, out, {Domain::dense}, "result")) ||
+      failed(sameElement(op, in, out)))
     return failure();
   if (in.getRank() < 1 || out.getRank() != in.getRank() ||
       !shapesCompatible(in.getShape().drop_front(),
                         out.getShape().drop_front()))
-    return emitOpError("result must be the input with its vertex axis "
-                       "replaced by a graph axis");
+    return op->emitOpError("result must be the input with its ") << what;
   return success();
 }
 
+LogicalResult ReadoutOp::verify() {
+  return verifyBatchedRows(*this, getGraph(), getInput(), getResult(),
+                           "vertex axis replaced by a graph axis");
+}
+
 LogicalResult BroadcastGraphsOp::verify() {
-  if (getGraph().getType().getKind() != GraphKind::batched)
-    return emitOpError("needs a batched graph");
-  DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
-  if (failed(expectDomain(*this, in, {Domain::dense}, "input")) ||
-      failed(expectDomain(*this, out, {Domain::dense}, "result")) ||
-      failed(sameElement(*this, in, out)))
-    return failure();
-  if (in.getRank() < 1 || out.getRank() != in.getRank() ||
-      !shapesCompatible(in.getShape().drop_front(),
-                        out.getShape().drop_front()))
-    return emitOpError("result must be the input with its graph axis "
-                       "replaced by a vertex axis");
-  return success();
+  return verifyBatchedRows(*this, getGraph(), getInput(), getResult(),
+                           "graph axis replaced by a vertex axis");
 }
 
 LogicalResult ReadoutSelectOp::verify() {
