@@ -134,7 +134,17 @@ Status checkArgument(const Value<T> &value, mlir::Type type, unsigned index) {
   const Tensor<T> *t = std::get_if<Tensor<T>>(&value);
   if (!t)
     return Status::error(what + ": expected a tensor");
-  llvm::ArrayRef<int64_t> want = tensorType.getShape();
+  // A vertex or edge tensor (a value a saving forward hands to its
+  // backward) holds its vertex or edge axis first.
+  llvm::SmallVector<int64_t> want;
+  if (tensorType.getDomain() != gnn::Domain::dense)
+    want.push_back(mlir::ShapedType::kDynamic);
+  want.append(tensorType.getShape().begin(), tensorType.getShape().end());
+  if (t->domain != tensorType.getDomain())
+    return Status::error(what + ": expected a " +
+                         gnn::stringifyDomain(tensorType.getDomain()).str() +
+                         " tensor, got " +
+                         gnn::stringifyDomain(t->domain).str());
   bool ok = t->shape.size() == want.size();
   for (size_t i = 0; ok && i < want.size(); ++i)
     ok = mlir::ShapedType::isDynamic(want[i]) || want[i] == t->shape[i];
@@ -749,6 +759,7 @@ template <typename T> Status Evaluator<T>::scatter(gnn::ScatterOp op) {
           acc += x;
           break;
         case ReduceFn::max:
+        case ReduceFn::logsumexp: // the maximum first
           acc = k == begin || x > acc ? x : acc;
           break;
         case ReduceFn::min:
@@ -758,6 +769,12 @@ template <typename T> Status Evaluator<T>::scatter(gnn::ScatterOp op) {
       }
       if (op.getFn() == ReduceFn::mean && end > begin)
         acc /= static_cast<T>(end - begin);
+      if (op.getFn() == ReduceFn::logsumexp && end > begin) {
+        T sum = 0;
+        for (int64_t k = begin; k < end; ++k)
+          sum += std::exp(in.data[edgeIds[k] * row + j] - acc);
+        acc += std::log(sum);
+      }
       out.data[v * row + j] = acc;
     }
   }
@@ -826,7 +843,9 @@ template <typename T> Status Evaluator<T>::aggregate(gnn::AggregateOp op) {
     auto type = mlir::cast<DomainTensorType>(op.getResult(i).getType());
     st.rowShape.assign(type.getShape().begin(), type.getShape().end());
     st.rowSize = product(st.rowShape);
-    if (st.kind == "softmax_sum") {
+    if (st.kind == "logsumexp") {
+      st.logitSize = st.rowSize;
+    } else if (st.kind == "softmax_sum") {
       auto logitType =
           mlir::cast<DomainTensorType>(yield.getValues()[next].getType());
       st.logitSize = product(logitType.getShape());
@@ -888,6 +907,19 @@ template <typename T> Status Evaluator<T>::aggregate(gnn::AggregateOp op) {
       for (size_t i = 0; i < states.size(); ++i) {
         State &st = states[i];
         T *out = &st.result.data[v * st.rowSize];
+        if (st.kind == "logsumexp") {
+          // Online, as softmax_sum's normaliser: running maximum, sum
+          // rescaled to it.
+          const Tensor<T> &x = body.tensor(yield.getValues()[st.first]);
+          for (int64_t j = 0; j < st.rowSize; ++j) {
+            T l = x.data[j];
+            T newMax = k == begin ? l : std::max(runMax[i][j], l);
+            T scale = k == begin ? T(0) : std::exp(runMax[i][j] - newMax);
+            runSum[i][j] = runSum[i][j] * scale + std::exp(l - newMax);
+            runMax[i][j] = newMax;
+          }
+          continue;
+        }
         if (st.kind != "softmax_sum") {
           const Tensor<T> &x = body.tensor(yield.getValues()[st.first]);
           for (int64_t j = 0; j < st.rowSize; ++j) {
@@ -935,6 +967,9 @@ template <typename T> Status Evaluator<T>::aggregate(gnn::AggregateOp op) {
       if (st.kind == "softmax_sum")
         for (int64_t j = 0; j < st.rowSize; ++j)
           out[j] /= runSum[i][st.logitOf[j]];
+      if (st.kind == "logsumexp")
+        for (int64_t j = 0; j < st.rowSize; ++j)
+          out[j] = runMax[i][j] + std::log(runSum[i][j]);
     }
   }
   for (size_t i = 0; i < states.size(); ++i)
@@ -1038,6 +1073,8 @@ template <typename T> Status Evaluator<T>::reduce(gnn::ReduceOp op) {
     case ReduceFn::min:
       acc[o] = seen[o] == 0 || x < acc[o] ? x : acc[o];
       break;
+    case ReduceFn::logsumexp:
+      llvm_unreachable("gnn.reduce rejects logsumexp");
     }
     ++seen[o];
   });

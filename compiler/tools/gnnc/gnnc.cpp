@@ -1,7 +1,8 @@
 //===- gnnc.cpp - The gnnc compiler driver --------------------------------===//
 //
 // Part of gnnc. Usage: gnnc FILE [-o OUT]
-//   --emit=tokens|ast|mlir|mlir-grad|mlir-fused|kernel-ir
+//   --emit=tokens|ast|mlir|mlir-grad|mlir-grad-unfused|remat-report|
+//          mlir-fused|kernel-ir  [--remat=auto|always|never] [--training]
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,7 +29,16 @@
 using namespace gnnc;
 
 namespace {
-enum class EmitKind { Tokens, AST, MLIR, MLIRGrad, MLIRFused, KernelIR };
+enum class EmitKind {
+  Tokens,
+  AST,
+  MLIR,
+  MLIRGrad,
+  MLIRGradUnfused,
+  RematReport,
+  MLIRFused,
+  KernelIR
+};
 
 llvm::cl::OptionCategory gnncCategory("gnnc options");
 
@@ -51,13 +61,53 @@ llvm::cl::opt<EmitKind> emitKind(
         clEnumValN(EmitKind::MLIR, "mlir",
                    "the gnn dialect, before any optimisation"),
         clEnumValN(EmitKind::MLIRGrad, "mlir-grad",
-                   "the gnn dialect with a backward function @F.backward "
-                   "per function (gnn-autodiff; unfused for now)"),
+                   "the training module, fused: per function @F, a saving "
+                   "forward @F.train and its @F.backward (gnn-autodiff, "
+                   "gnn-remat, fusion)"),
+        clEnumValN(EmitKind::MLIRGradUnfused, "mlir-grad-unfused",
+                   "gnn-autodiff alone: @F.backward recomputing the "
+                   "forward, unfused"),
+        clEnumValN(EmitKind::RematReport, "remat-report",
+                   "what the forward stores for the backward and what the "
+                   "backward recomputes, with bytes and .gnn locations"),
         clEnumValN(EmitKind::MLIRFused, "mlir-fused",
                    "the gnn dialect after gather-scatter fusion"),
         clEnumValN(EmitKind::KernelIR, "kernel-ir",
                    "after fusion, every aggregation as a gnnk kernel")),
     llvm::cl::cat(gnncCategory));
+
+llvm::cl::opt<std::string>
+    remat("remat",
+          llvm::cl::desc("What the backward recomputes instead of reading "
+                         "from the forward: auto (cost model), always "
+                         "(every per-edge value), never (store everything)"),
+          llvm::cl::value_desc("auto|always|never"), llvm::cl::init("auto"),
+          llvm::cl::cat(gnncCategory));
+
+llvm::cl::opt<double> rematBalance(
+    "remat-balance",
+    llvm::cl::desc("Flop per byte at which recomputing a per-edge value "
+                   "costs as much as storing it (--remat=auto)"),
+    llvm::cl::init(8.0), llvm::cl::cat(gnncCategory));
+
+llvm::cl::opt<int64_t> reportNodes(
+    "report-nodes",
+    llvm::cl::desc("Vertex count for the bytes of --emit=remat-report "
+                   "(default: Cora)"),
+    llvm::cl::init(2708), llvm::cl::cat(gnncCategory));
+
+llvm::cl::opt<int64_t> reportEdges(
+    "report-edges",
+    llvm::cl::desc("Edge count for the bytes of --emit=remat-report "
+                   "(default: Cora with a self-loop per vertex)"),
+    llvm::cl::init(13264), llvm::cl::cat(gnncCategory));
+
+llvm::cl::opt<bool> training(
+    "training",
+    llvm::cl::desc("With --emit=mlir-fused or kernel-ir: compile for "
+                   "training (forward, saving forward and backward of every "
+                   "function, as --emit=mlir-grad)"),
+    llvm::cl::init(false), llvm::cl::cat(gnncCategory));
 
 llvm::cl::list<std::string>
     defines("define",
@@ -118,10 +168,22 @@ int main(int argc, char **argv) {
   if (!result.success)
     return 1;
 
+  if (remat != "auto" && remat != "always" && remat != "never") {
+    llvm::WithColor::error(llvm::errs(), "gnnc")
+        << "unknown --remat value '" << remat
+        << "'; expected auto, always or never\n";
+    return 1;
+  }
+  gnnc::gnn::GNNRematOptions rematOptions;
+  rematOptions.policy = remat;
+  rematOptions.balance = rematBalance;
+  rematOptions.vertices = reportNodes;
+  rematOptions.edges = reportEdges;
+
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> mlirModule;
-  if (emitKind == EmitKind::MLIR || emitKind == EmitKind::MLIRGrad ||
-      emitKind == EmitKind::MLIRFused || emitKind == EmitKind::KernelIR) {
+  std::string report;
+  if (emitKind != EmitKind::Tokens && emitKind != EmitKind::AST) {
     MLIRGenOptions options;
     options.entry = entry;
     if (!parseDefines(defines, options, diags, inputFile))
@@ -131,19 +193,28 @@ int main(int argc, char **argv) {
     mlirModule = mlirGen(context, *result.module, diags, options);
     if (!mlirModule)
       return 1;
-    if (emitKind == EmitKind::MLIRGrad || emitKind == EmitKind::MLIRFused ||
-        emitKind == EmitKind::KernelIR) {
+    if (emitKind != EmitKind::MLIR) {
       mlir::PassManager pm(&context);
       if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
         return 1;
-      if (emitKind == EmitKind::MLIRGrad)
+      if (emitKind == EmitKind::MLIRGradUnfused ||
+          emitKind == EmitKind::RematReport)
         pm.addPass(gnnc::gnn::createGNNAutodiff());
+      else if (emitKind == EmitKind::MLIRGrad || training)
+        gnnc::gnn::buildTrainingPipeline(pm, rematOptions);
       else
         gnnc::gnn::buildFusionPipeline(pm);
       if (emitKind == EmitKind::KernelIR)
         gnnc::gnnk::buildKernelPipeline(pm);
       if (mlir::failed(pm.run(*mlirModule)))
         return 1;
+      if (emitKind == EmitKind::RematReport) {
+        llvm::raw_string_ostream os(report);
+        os << "# gnnc --emit=remat-report " << inputFile << ": per function, "
+           << "each value of the forward that the backward reads\n";
+        if (mlir::failed(gnnc::gnn::runRemat(*mlirModule, rematOptions, &os)))
+          return 1;
+      }
     }
   }
 
@@ -158,6 +229,8 @@ int main(int argc, char **argv) {
     printTokens(result.tokens, sourceMgr, output.os());
   else if (emitKind == EmitKind::AST)
     dumpAST(*result.module, sourceMgr, output.os());
+  else if (emitKind == EmitKind::RematReport)
+    output.os() << report;
   else {
     mlirModule->print(output.os(), mlir::OpPrintingFlags());
     output.os() << "\n";

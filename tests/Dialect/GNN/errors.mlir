@@ -93,7 +93,7 @@ func.func @unknown_unary_fn(%x: !gnn.tensor<dense, 4xf32>) {
 // -----
 
 func.func @unknown_reduce_fn(%g: !gnn.graph<graph>, %e: !gnn.tensor<edge, 4xf32>) {
-  // expected-error@+1 {{custom op 'gnn.scatter' expected string or keyword containing one of the following enum values for attribute 'fn' [sum, mean, max, min]}}
+  // expected-error@+1 {{custom op 'gnn.scatter' expected string or keyword containing one of the following enum values for attribute 'fn' [sum, mean, max, min, logsumexp]}}
   %0 = gnn.scatter prod %g, %e : !gnn.graph<graph>, !gnn.tensor<edge, 4xf32> -> !gnn.tensor<dst, 4xf32>
   return
 }

@@ -469,21 +469,26 @@ protected:
   int64_t maxUlps = 0;
 };
 
-/// A whole .gnn file after the fusion pipeline.
+/// A whole .gnn file after the fusion pipeline (or the training pipeline:
+/// forward, saving forward and backward of every function, fused).
 struct Compiled {
   MLIRContext context;
   OwningOpRef<ModuleOp> module;
 };
 
-::testing::AssertionResult compileExample(Compiled &c,
-                                          const std::string &name) {
+::testing::AssertionResult compileExample(Compiled &c, const std::string &name,
+                                          bool training = false) {
   if (auto ok =
           testing_support::lowerExample(c.context, name, "", {}, c.module);
       !ok)
     return ok;
-  return testing_support::runPipeline(
-      c.context, *c.module,
-      [](PassManager &pm) { gnn::buildFusionPipeline(pm); });
+  return testing_support::runPipeline(c.context, *c.module,
+                                      [&](PassManager &pm) {
+                                        if (training)
+                                          gnn::buildTrainingPipeline(pm);
+                                        else
+                                          gnn::buildFusionPipeline(pm);
+                                      });
 }
 
 class KernelExample : public KernelExec,
@@ -496,6 +501,18 @@ TEST_P(KernelExample, MatchesInterpreter) {
   EXPECT_GT(n, 0) << "no gnn.aggregate in " << GetParam();
   EXPECT_GT(checkedResults, 0);
   std::cout << "[          ] " << GetParam() << ": " << n
+            << " aggregates, worst difference " << maxUlps << " ulp\n";
+}
+
+/// The aggregations of the training module: the backward's (by source
+/// over the CSC too) and the saving forward's (logsumexp statistics merged
+/// into the softmax aggregation).
+TEST_P(KernelExample, TrainingMatchesInterpreter) {
+  Compiled c;
+  ASSERT_TRUE(compileExample(c, GetParam(), /*training=*/true));
+  int n = checkAll(*c.module, GetParam());
+  EXPECT_GT(n, 0) << "no gnn.aggregate in " << GetParam();
+  std::cout << "[          ] " << GetParam() << " (training): " << n
             << " aggregates, worst difference " << maxUlps << " ulp\n";
 }
 

@@ -303,6 +303,14 @@ LogicalResult ScatterOp::verify() {
   return success();
 }
 
+/// `logsumexp` only groups edges (`gnn.scatter`); the dense reductions
+/// reject it.
+static LogicalResult expectNotLogSumExp(Operation *op, ReduceFn fn) {
+  if (fn != ReduceFn::logsumexp)
+    return success();
+  return op->emitOpError("does not support logsumexp (gnn.scatter does)");
+}
+
 static LogicalResult expectMaxOrMin(Operation *op, ReduceFn fn) {
   if (fn == ReduceFn::max || fn == ReduceFn::min)
     return success();
@@ -358,6 +366,8 @@ static LogicalResult verifyBatchedRows(Operation *op, Value graph, Value input,
 }
 
 LogicalResult ReadoutOp::verify() {
+  if (failed(expectNotLogSumExp(*this, getFn())))
+    return failure();
   return verifyBatchedRows(*this, getGraph(), getInput(), getResult(),
                            "vertex axis replaced by a graph axis");
 }
@@ -552,6 +562,8 @@ LogicalResult ReduceOp::verify() {
   DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
   if (in.getDomain() != out.getDomain() || failed(sameElement(*this, in, out)))
     return emitOpError("reduce keeps the domain and element type");
+  if (failed(expectNotLogSumExp(*this, getFn())))
+    return failure();
   if (getFn() == ReduceFn::mean && failed(expectFloat(*this, in)))
     return failure();
   SmallVector<int64_t> shape;
@@ -697,10 +709,10 @@ LogicalResult AggregateOp::verify() {
       return emitOpError("reduction ") << i << " must be a dictionary";
     StringRef kind = getKind(i);
     if (kind != "sum" && kind != "mean" && kind != "max" && kind != "min" &&
-        kind != "softmax_sum")
+        kind != "logsumexp" && kind != "softmax_sum")
       return emitOpError("reduction ")
              << i << " has unknown kind '" << kind
-             << "'; expected sum, mean, max, min or softmax_sum";
+             << "'; expected sum, mean, max, min, logsumexp or softmax_sum";
     for (NamedAttribute entry : dict) {
       StringRef key = entry.getName().getValue();
       if (key == "kind")

@@ -451,6 +451,8 @@ LogicalResult Differentiator::vjpReduce(ReduceOp op, Value dy) {
     dx = mul(broadcastLike(dyk, x), mask);
     break;
   }
+  case ReduceFn::logsumexp:
+    llvm_unreachable("gnn.reduce rejects logsumexp");
   }
   accumulate(x, dx);
   return success();
@@ -582,6 +584,12 @@ LogicalResult Differentiator::vjp(Operation *op) {
       dm = mul(dm, mask);
       break;
     }
+    case ReduceFn::logsumexp: {
+      // d logsumexp / d m_e = softmax weight of e = exp(m_e - gather(y)).
+      Value lse = b.create<GatherOp>(loc, m.getType(), graph, y);
+      dm = mul(dm, unary(UnaryFn::exp, sub(m, lse)));
+      break;
+    }
     }
     accumulate(m, dm);
     return success();
@@ -627,6 +635,8 @@ LogicalResult Differentiator::vjp(Operation *op) {
       accumulate(x, mul(spread, mask));
       break;
     }
+    case ReduceFn::logsumexp:
+      llvm_unreachable("gnn.readout rejects logsumexp");
     }
     return success();
   }

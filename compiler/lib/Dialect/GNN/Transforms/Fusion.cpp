@@ -297,7 +297,8 @@ bool dependsOn(Operation *op, Operation *source) {
 }
 
 /// Merges aggregates over the same graph and grouping that do not depend on
-/// each other into one, placed at the later one.
+/// each other into one, placed at the later one (or at the earlier one when
+/// the later one's inputs are all ready there).
 bool mergeOnce(func::FuncOp func, OpBuilder &builder) {
   SmallVector<AggregateOp> aggregates;
   func.walk([&](AggregateOp op) {
@@ -315,10 +316,16 @@ bool mergeOnce(func::FuncOp func, OpBuilder &builder) {
       bool usersAfter = llvm::all_of(a->getUsers(), [&](Operation *user) {
         return b->isBeforeInBlock(user);
       });
-      if (!usersAfter)
+      // Or b can move up to a: its operands are all there before a.
+      bool operandsBefore = llvm::all_of(b->getOperands(), [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return !def || def->isBeforeInBlock(a);
+      });
+      if (!usersAfter && !operandsBefore)
         continue;
       // Build the merged op: inputs of both, bodies one after the other.
-      builder.setInsertionPoint(b);
+      builder.setInsertionPoint(usersAfter ? b.getOperation()
+                                           : a.getOperation());
       llvm::SetVector<Value> inputs;
       inputs.insert(a.getInputs().begin(), a.getInputs().end());
       inputs.insert(b.getInputs().begin(), b.getInputs().end());

@@ -699,7 +699,7 @@ void KernelBuilder::initReduction(Reduction &r) {
   Type t = r.acc.elementType;
   forEach(r.acc.shape,
           [&](ArrayRef<Value> ivs) { store(floatConst(t, 0.0), r.acc, ivs); });
-  if (r.kind == "softmax_sum")
+  if (r.kind == "softmax_sum" || r.kind == "logsumexp")
     forEach(r.runMax.shape, [&](ArrayRef<Value> ivs) {
       store(floatConst(t, 0.0), r.runMax, ivs);
       store(floatConst(t, 0.0), r.runSum, ivs);
@@ -728,6 +728,29 @@ void KernelBuilder::updateReduction(Reduction &r, Value first) {
       Value better = b.create<arith::CmpFOp>(loc, pred, value, acc);
       Value take = b.create<arith::OrIOp>(loc, first, better);
       store(b.create<arith::SelectOp>(loc, take, value, acc), r.acc, ivs);
+    });
+    return;
+  }
+  if (r.kind == "logsumexp") {
+    // Online, per element: the running maximum and the sum rescaled to it.
+    forEach(r.acc.shape, [&](ArrayRef<Value> ivs) {
+      Value l = load(x, ivs);
+      Value old = load(r.runMax, ivs);
+      Value lt =
+          b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, old, l);
+      Value larger = b.create<arith::SelectOp>(loc, lt, l, old);
+      Value newMax = b.create<arith::SelectOp>(loc, first, l, larger);
+      Value rescale =
+          b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, old, newMax));
+      Value scale =
+          b.create<arith::SelectOp>(loc, first, floatConst(t, 0.0), rescale);
+      Value p =
+          b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, l, newMax));
+      Value sum = load(r.runSum, ivs);
+      store(b.create<arith::AddFOp>(
+                loc, b.create<arith::MulFOp>(loc, sum, scale), p),
+            r.runSum, ivs);
+      store(newMax, r.runMax, ivs);
     });
     return;
   }
@@ -779,7 +802,8 @@ void KernelBuilder::updateReduction(Reduction &r, Value first) {
 }
 
 /// Inside `if (degree != 0)`: mean divides by the degree, softmax_sum by the
-/// running sum. (An empty neighbourhood keeps the zeros of the start.)
+/// running sum, logsumexp is the running maximum plus the log of the sum. (An
+/// empty neighbourhood keeps the zeros of the start.)
 void KernelBuilder::finalizeReduction(Reduction &r, Value degree) {
   if (r.kind == "mean") {
     Value asInt = b.create<arith::IndexCastOp>(loc, b.getI64Type(), degree);
@@ -787,6 +811,12 @@ void KernelBuilder::finalizeReduction(Reduction &r, Value degree) {
     forEach(r.acc.shape, [&](ArrayRef<Value> ivs) {
       Value acc = load(r.acc, ivs);
       store(b.create<arith::DivFOp>(loc, acc, count), r.acc, ivs);
+    });
+  } else if (r.kind == "logsumexp") {
+    forEach(r.acc.shape, [&](ArrayRef<Value> ivs) {
+      Value sum = load(r.runSum, ivs);
+      Value log = b.create<math::LogOp>(loc, sum);
+      store(b.create<arith::AddFOp>(loc, load(r.runMax, ivs), log), r.acc, ivs);
     });
   } else if (r.kind == "softmax_sum") {
     Row logits = row(r.logits);
@@ -862,6 +892,10 @@ LogicalResult KernelBuilder::build() {
         r.seed = seed.getInt();
     } else {
       r.yield = yield.getValues()[next];
+      if (r.kind == "logsumexp") {
+        r.runMax = allocRow(shape, elementType);
+        r.runSum = allocRow(shape, elementType);
+      }
     }
     if (r.kind != "sum" && r.kind != "mean")
       needFirst = true;
@@ -916,7 +950,7 @@ LogicalResult KernelBuilder::build() {
 
   // Finalise where the vertex has edges, then store its rows.
   bool needFinal = llvm::any_of(reductions, [](const Reduction &r) {
-    return r.kind == "mean" || r.kind == "softmax_sum";
+    return r.kind == "mean" || r.kind == "softmax_sum" || r.kind == "logsumexp";
   });
   if (needFinal) {
     Value degree =

@@ -29,7 +29,7 @@ func.func @drop(%g: !gnn.graph<graph> {gnn.name = "g"}, %x: !gnn.tensor<dense, ?
 // Attention dropout in GAT from the front end: the recomputed forward and
 // the backward use seed 1 (the attention weights) and the backward scatters
 // the masked cotangent back.
-// RUN: %gnnc %examples/gat.gnn --emit=mlir-grad --entry GATConv -D in_dim=4 -D out_dim=2 -D heads=2 -D attn_drop=0.6 \
+// RUN: %gnnc %examples/gat.gnn --emit=mlir-grad-unfused --entry GATConv -D in_dim=4 -D out_dim=2 -D heads=2 -D attn_drop=0.6 \
 // RUN:   | FileCheck %s --check-prefix=GAT
 // GAT-LABEL: func.func @GATConv.backward(
 // GAT: gnn.dropout %{{.*}} {p = 6.000000e-01 : f64, seed = 1 : i64} : <edge, 2x1xf32>

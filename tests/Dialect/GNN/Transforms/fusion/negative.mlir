@@ -165,13 +165,13 @@ func.func @softmax_other_graph(%g: !gnn.graph<graph>, %g2: !gnn.graph<graph>, %l
 // third op (a max): not matched. The normalising sum and the weighted sum
 // are ordinary sums; the weighted one reads the normaliser's result through
 // a gather, so it depends on it and the two are not merged. The max of
-// exp(l) is independent of the weighted sum and shares its op.
+// exp(l) is independent of both; its inputs are ready before the normaliser,
+// so it moves up and shares the normaliser's op.
 // CHECK-LABEL: func.func @exp_used_thrice
-// CHECK: %[[N:.*]] = gnn.aggregate {{.*}} by dst reductions [{kind = "sum"}] : <graph> -> !gnn.tensor<dst, 1xf32> {
+// CHECK: %[[N:.*]]:2 = gnn.aggregate {{.*}} by dst reductions [{kind = "sum"}, {kind = "max"}] : <graph> -> !gnn.tensor<dst, 1xf32>, !gnn.tensor<dst, 1xf32> {
 // CHECK-NEXT: ^bb0(%[[L:.*]]: !gnn.tensor<dense, 1xf32>):
 // CHECK-NEXT: %[[X:.*]] = gnn.unary exp %[[L]]
-// CHECK-NEXT: gnn.yield %[[X]]
-// CHECK: gnn.aggregate %{{.*}}(%{{.*}}, %[[N]], %{{.*}} : !gnn.tensor<src, 1xf32>, !gnn.tensor<dst, 1xf32>, !gnn.tensor<src, 3xf32>) by dst reductions [{kind = "sum"}, {kind = "max"}]
+// CHECK: gnn.aggregate %{{.*}}(%{{.*}}, %[[N]]#0, %{{.*}} : !gnn.tensor<src, 1xf32>, !gnn.tensor<dst, 1xf32>, !gnn.tensor<src, 3xf32>) by dst reductions [{kind = "sum"}]
 // CHECK: gnn.unary exp
 // CHECK: gnn.binary div
 // CHECK: gnn.binary mul

@@ -48,6 +48,12 @@ constexpr llvm::StringLiteral kBackwardOfAttrName = "gnn.backward_of";
 /// Result attribute of a backward function: the name or parameter path of
 /// the argument whose gradient the result is.
 constexpr llvm::StringLiteral kGradOfAttrName = "gnn.grad_of";
+/// Function attribute of a saving forward written by gnn-remat: the symbol
+/// of the function it computes.
+constexpr llvm::StringLiteral kTrainOfAttrName = "gnn.train_of";
+/// Result attribute of a saving forward and argument attribute of the
+/// backward that reads it: the name of a value kept between the two.
+constexpr llvm::StringLiteral kSavedAttrName = "gnn.saved";
 
 /// The gnn tensor type of `v`, which must have one.
 inline DomainTensorType tensorOf(mlir::Value v) {

@@ -73,7 +73,8 @@ def GNN_BinaryFn : I32EnumAttr<"BinaryFn", "elementwise binary function", [
 
 def GNN_ReduceFn : I32EnumAttr<"ReduceFn", "reduction", [
     I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"mean", 1>,
-    I32EnumAttrCase<"max", 2>, I32EnumAttrCase<"min", 3>]> {
+    I32EnumAttrCase<"max", 2>, I32EnumAttrCase<"min", 3>,
+    I32EnumAttrCase<"logsumexp", 4>]> {
   let cppNamespace = "::gnnc::gnn";
 }
 

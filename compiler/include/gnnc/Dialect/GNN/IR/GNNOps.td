@@ -206,7 +206,11 @@ def GNN_ScatterOp : GNN_Op<"scatter"> {
     domain `dst`: `g.sum([...] for u in v.innbs)`) or by source (result
     domain `src`: over out-edges). `sum` of an empty group is 0, and so are
     `mean`, `max` and `min` (as in PyG). Ties in `max`/`min` go to the
-    first edge in CSR order.
+    first edge in CSR order. `logsumexp` gives `log(sum_e exp(x_e))`,
+    computed as `m + log(sum_e exp(x_e - m))` with `m` the maximum, so it
+    never overflows (0 for an empty group); `exp(x - gather(logsumexp(x)))`
+    is `edge_softmax(x)`, which is how the backward pass rebuilds attention
+    weights from O(vertices) statistics (see gnn-remat).
 
     ```mlir
     %s = gnn.scatter sum %g, %m : !gnn.graph<graph>, !gnn.tensor<edge, 16xf32> -> !gnn.tensor<dst, 16xf32>
@@ -572,8 +576,9 @@ def GNN_AggregateOp : GNN_Op<"aggregate", [IsolatedFromAbove, SingleBlock]> {
     of the row shape), or dense tensors, passed unchanged.
 
     Reductions, in order, each a dictionary with a `kind`:
-    - `sum`, `mean`, `max`, `min`: one yield each; an empty neighbourhood
-      gives 0;
+    - `sum`, `mean`, `max`, `min`, `logsumexp`: one yield each; an empty
+      neighbourhood gives 0; `logsumexp` is computed online (running
+      maximum and rescaled sum), as `softmax_sum` computes its normaliser;
     - `softmax_sum`: two yields, logits `l` and values `m`; the result is
       `sum_e softmax(l)_e * m_e` with the softmax over the vertex's edges,
       computed online (running maximum and rescaling) so that no logit
@@ -606,7 +611,7 @@ def GNN_AggregateOp : GNN_Op<"aggregate", [IsolatedFromAbove, SingleBlock]> {
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     /// The kind of reduction `i` ("sum", "mean", "max", "min",
-    /// "softmax_sum").
+    /// "logsumexp", "softmax_sum").
     ::llvm::StringRef getKind(unsigned i);
     /// How many values reduction `i` consumes from the yield.
     unsigned getNumYields(unsigned i) { return getKind(i) == "softmax_sum" ? 2 : 1; }

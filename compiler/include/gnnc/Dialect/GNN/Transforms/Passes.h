@@ -25,6 +25,18 @@ namespace gnnc::gnn {
 /// gnn-fuse, then canonicalize and CSE again.
 void buildFusionPipeline(mlir::OpPassManager &pm);
 
+/// What gnn-remat does, callable directly: splits every @F / @F.backward
+/// pair of `module` as `options` say and, when `report` is not null,
+/// prints every decision to it.
+mlir::LogicalResult runRemat(mlir::ModuleOp module,
+                             const GNNRematOptions &options,
+                             llvm::raw_ostream *report);
+
+/// Adds the training pipeline: gnn-autodiff, gnn-remat with `remat`, then
+/// the fusion pipeline, so that @F, @F.train and @F.backward all fuse.
+void buildTrainingPipeline(mlir::OpPassManager &pm,
+                           const GNNRematOptions &remat = {});
+
 } // namespace gnnc::gnn
 
 #endif // GNNC_DIALECT_GNN_TRANSFORMS_PASSES_H

@@ -55,6 +55,52 @@ def GNNAutodiff : Pass<"gnn-autodiff", "mlir::ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+def GNNRemat : Pass<"gnn-remat", "mlir::ModuleOp"> {
+  let summary = "Split each backward into a saving forward and a backward, "
+                "choosing what to store and what to recompute";
+  let description = [{
+    Runs after gnn-autodiff, before fusion. For every function `@F` with a
+    backward function `@F.backward` (which recomputes the whole forward),
+    it decides, for each value of the forward that the backward reads,
+    whether the forward stores it or the backward recomputes it:
+
+    - per-vertex and dense values are stored, except views and graph facts
+      (attach, collect, reshape, constants, degrees, transposes of
+      arguments), which are recomputed for free;
+    - per-edge values follow `policy`: `never` stores every one, `always`
+      recomputes every one from per-vertex values, `auto` recomputes one
+      when the work of recomputing it (the ops of its per-edge cone, in
+      flop per edge) is at most `balance` times the bytes a store costs
+      (written once, read once);
+    - with `always` and `auto`, `edge_softmax` in the backward becomes
+      `exp(l - gather(scatter logsumexp(l)))`, so the attention weights are
+      rebuilt from one O(vertices) statistic per head instead of being
+      stored per edge.
+
+    It adds `@F.train` (attribute `gnn.train_of = @F`): F's arguments, F's
+    result followed by the stored values (result attribute `gnn.saved`),
+    and rewrites `@F.backward` to take F's arguments, the stored values
+    (argument attribute `gnn.saved`) and the cotangent. Calls of layers are
+    inlined into both, so a model stores what its layers need. With
+    `report`, prints every decision to standard output.
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", "\"auto\"",
+           "auto, always or never">,
+    Option<"balance", "balance", "double", "8.0",
+           "Flop per byte at which recomputing an edge value costs as much "
+           "as storing it">,
+    Option<"report", "report", "bool", "false",
+           "Print the decisions to standard output">,
+    Option<"vertices", "vertices", "int64_t", "2708",
+           "Number of vertices (N) for the bytes in the report">,
+    Option<"edges", "edges", "int64_t", "13264",
+           "Number of edges (E) for the bytes in the report">,
+  ];
+  let dependentDialects = ["::gnnc::gnn::GNNDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def GNNReportIntermediates : Pass<"gnn-report-intermediates", "mlir::ModuleOp"> {
   let summary = "Print the bytes of intermediate tensors of each function";
   let description = [{
