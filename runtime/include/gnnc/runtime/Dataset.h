@@ -1,0 +1,74 @@
+//===- Dataset.h - Node-classification datasets -----------------*- C++ -*-===//
+//
+// Part of gnnc. A Dataset is one graph with node features, one class label
+// per node and the train / validation / test split, as in the Planetoid
+// benchmarks (Cora, Citeseer). It loads from either
+//
+//   * a bundle: one compact, checksummed `.gnnd` file (Cora and Citeseer ship
+//     in runtime/data/; the format is specified in docs/runtime.md and
+//     written by tools/pack_datasets.py), or
+//   * a directory in the layout of shared/datasets: edge_index.npy (int64
+//     [2, E]), x.npy (float32 [N, F]), y.npy (int64 [N]) and
+//     train_mask.npy, val_mask.npy, test_mask.npy (bool [N]).
+//
+// Everything is validated while loading (sizes, dtypes, index ranges,
+// labels, the bundle's checksum); a bad file gives an error naming the file
+// and the problem, never a crash.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNNC_RUNTIME_DATASET_H
+#define GNNC_RUNTIME_DATASET_H
+
+#include "gnnc/runtime/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gnnc::rt {
+
+/// A node-classification dataset held in memory.
+struct Dataset {
+  int64_t NumNodes = 0;
+  int64_t NumFeatures = 0;
+  /// Number of classes; every label lies in [0, NumClasses).
+  int64_t NumClasses = 0;
+  /// Edge e goes from EdgeSrc[e] to EdgeDst[e] (both in [0, NumNodes)), in
+  /// the order of the file. Pass them to Graph::fromEdgeIndex.
+  std::vector<int64_t> EdgeSrc, EdgeDst;
+  /// Node features, dense and row-major: NumNodes * NumFeatures floats.
+  std::vector<float> X;
+  /// Class of each node (NumNodes entries).
+  std::vector<int64_t> Y;
+  /// The split: 1 where the node belongs to the set, else 0 (NumNodes
+  /// entries each).
+  std::vector<uint8_t> TrainMask, ValMask, TestMask;
+
+  int64_t numEdges() const { return static_cast<int64_t>(EdgeSrc.size()); }
+};
+
+/// Loads `path`, a `.gnnd` bundle file or a directory of .npy files (see
+/// the file comment). For a directory, NumClasses is 1 + the largest label
+/// (0 when there are no nodes). `out` is only written on success.
+Status loadDataset(const std::string &path, Dataset &out);
+
+/// The folder searched by findDataset: the environment variable
+/// GNNC_DATA_DIR when it is set and not empty, else the folder compiled into
+/// the runtime (defaultDataDir()).
+std::string dataDir();
+
+/// The folder compiled into the runtime: the CMake cache variable
+/// GNNC_DATA_DIR, by default the source tree's runtime/data.
+std::string defaultDataDir();
+
+/// Loads the dataset called `name` ("cora", "citeseer") from dataDir():
+/// the bundle `<dir>/<name>.gnnd` if it exists, else the .npy directory
+/// `<dir>/<name>/`. A name holds letters, digits, '_', '-' and '.' only and
+/// does not start with '.'.
+Status findDataset(std::string_view name, Dataset &out);
+
+} // namespace gnnc::rt
+
+#endif // GNNC_RUNTIME_DATASET_H

@@ -1,0 +1,485 @@
+//===- Dataset.cpp - Node-classification datasets -------------------------===//
+//
+// Part of gnnc. The bundle reader loads the whole file, checks its framing
+// (magic, version, sizes) and its FNV-1a checksum, and only then decodes the
+// sections, bounds-checking every read and every index against the header,
+// so a damaged or hostile file yields an error, never a crash. The format is
+// specified in docs/runtime.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gnnc/runtime/Dataset.h"
+
+#include "gnnc/runtime/Npy.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include <sys/stat.h>
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "gnnc_runtime assumes a little-endian host"
+#endif
+
+#ifndef GNNC_DEFAULT_DATA_DIR
+#define GNNC_DEFAULT_DATA_DIR ""
+#endif
+
+using namespace gnnc::rt;
+
+namespace {
+
+constexpr unsigned char kMagic[8] = {'G', 'N', 'N', 'C', 'D', 'A', 'T', 'A'};
+constexpr uint32_t kVersion = 1;
+constexpr size_t kHeaderSize = 48;
+constexpr size_t kChecksumSize = 8;
+constexpr uint64_t kMaxClasses = 256;
+constexpr const char *kBundleSuffix = ".gnnd";
+constexpr const char *kMaskNames[3] = {"train", "val", "test"};
+
+/// strerror(err) with a lower-case first letter.
+std::string errnoText(int err) {
+  std::string text = std::strerror(err);
+  if (!text.empty())
+    text[0] =
+        static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+  return text;
+}
+
+Status fileError(const std::string &path, const std::string &message) {
+  return Status::error(path + ": " + message);
+}
+
+std::string joinPath(const std::string &dir, const std::string &name) {
+  if (dir.empty())
+    return name;
+  if (dir.back() == '/')
+    return dir + name;
+  return dir + "/" + name;
+}
+
+std::string hex64(uint64_t value) {
+  char buf[19];
+  std::snprintf(buf, sizeof(buf), "0x%016llx",
+                static_cast<unsigned long long>(value));
+  return buf;
+}
+
+uint64_t fnv1a64(const unsigned char *data, size_t size) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < size; ++i) {
+    hash ^= data[i];
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+uint32_t loadU32(const unsigned char *p) {
+  uint32_t value;
+  std::memcpy(&value, p, sizeof(value));
+  return value;
+}
+
+uint64_t loadU64(const unsigned char *p) {
+  uint64_t value;
+  std::memcpy(&value, p, sizeof(value));
+  return value;
+}
+
+/// Reads all of `path` (a regular file) into `bytes`.
+Status readWholeFile(const std::string &path,
+                     std::vector<unsigned char> &bytes) {
+  std::FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file)
+    return fileError(path, "cannot open file: " + errnoText(errno));
+  struct Closer {
+    std::FILE *F;
+    ~Closer() { std::fclose(F); }
+  } closer{file};
+  struct stat st;
+  if (::fstat(::fileno(file), &st) != 0)
+    return fileError(path, "cannot stat file: " + errnoText(errno));
+  if (!S_ISREG(st.st_mode))
+    return fileError(path, "not a regular file");
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size > bytes.max_size())
+    return fileError(path, "file is too large for this machine");
+  try {
+    bytes.assign(static_cast<size_t>(size), 0);
+  } catch (const std::bad_alloc &) {
+    return fileError(path, "out of memory reading " + std::to_string(size) +
+                               " bytes");
+  }
+  if (size > 0 && std::fread(bytes.data(), 1, bytes.size(), file) != size) {
+    if (std::ferror(file))
+      return fileError(path, "read error: " + errnoText(errno));
+    return fileError(path, "file is truncated: it shrank while reading");
+  }
+  return Status::success();
+}
+
+/// Decodes one bundle held in memory.
+class BundleReader {
+public:
+  BundleReader(const std::string &path, const std::vector<unsigned char> &bytes)
+      : Path(path), Bytes(bytes) {}
+
+  Status read(Dataset &out) {
+    if (Status s = checkFraming(); !s.ok())
+      return s;
+    Dataset ds;
+    try {
+      if (Status s = decode(ds); !s.ok())
+        return s;
+    } catch (const std::bad_alloc &) {
+      return error("out of memory loading " + std::to_string(N) + " nodes, " +
+                   std::to_string(F) + " features and " + std::to_string(E) +
+                   " edges");
+    }
+    out = std::move(ds);
+    return Status::success();
+  }
+
+private:
+  Status error(const std::string &message) const {
+    return fileError(Path, message);
+  }
+
+  /// Magic, version, sizes and checksum; reads the header fields.
+  Status checkFraming() {
+    size_t size = Bytes.size();
+    if (size > 0 &&
+        std::memcmp(Bytes.data(), kMagic, std::min(size, sizeof(kMagic))) != 0)
+      return error("not a gnnc dataset bundle (bad magic string)");
+    size_t minSize = kHeaderSize + kChecksumSize;
+    if (size < minSize)
+      return error("file is truncated: " + std::to_string(size) +
+                   " bytes, but a dataset bundle has at least " +
+                   std::to_string(minSize));
+    const unsigned char *h = Bytes.data();
+    uint32_t version = loadU32(h + 8);
+    if (version != kVersion)
+      return error("unsupported bundle version " + std::to_string(version) +
+                   " (this runtime reads version " + std::to_string(kVersion) +
+                   ")");
+    uint32_t flags = loadU32(h + 12);
+    if (flags != 0)
+      return error("unsupported flags " + hex64(flags) + " (version " +
+                   std::to_string(kVersion) + " defines none)");
+    N = loadU32(h + 16);
+    F = loadU32(h + 20);
+    E = loadU32(h + 24);
+    C = loadU32(h + 28);
+    NNZ = loadU64(h + 32);
+    PayloadSize = loadU64(h + 40);
+    uint64_t after = size - kHeaderSize;
+    uint64_t needed = PayloadSize + kChecksumSize;
+    if (PayloadSize > after || needed > after)
+      return error("file is truncated: the header announces " +
+                   std::to_string(PayloadSize) +
+                   " payload bytes and an 8-byte checksum, but only " +
+                   std::to_string(after) + " bytes follow the header");
+    if (needed < after)
+      return error("trailing data: the header announces " +
+                   std::to_string(PayloadSize) +
+                   " payload bytes and an 8-byte checksum, but " +
+                   std::to_string(after) + " bytes follow the header");
+    size_t covered = kHeaderSize + static_cast<size_t>(PayloadSize);
+    uint64_t stored = loadU64(h + covered);
+    uint64_t computed = fnv1a64(h, covered);
+    if (stored != computed)
+      return error("checksum mismatch (stored " + hex64(stored) +
+                   ", computed " + hex64(computed) + "): the file is corrupt");
+
+    // The sizes the header implies must fit in the payload.
+    if (C == 0 && N > 0)
+      return error("the header says 0 classes for " + std::to_string(N) +
+                   " nodes");
+    if (C > kMaxClasses)
+      return error("the header says " + std::to_string(C) +
+                   " classes; a bundle holds at most " +
+                   std::to_string(kMaxClasses) +
+                   " (labels are stored in one byte)");
+    IndexWidth = N <= 65536 ? 2 : 4;
+    MaskBytes = (N + 7) / 8;
+    uint64_t fixed = 2 * E * IndexWidth + N + 3 * MaskBytes;
+    if (fixed > PayloadSize)
+      return error("payload of " + std::to_string(PayloadSize) +
+                   " bytes is too small for " + std::to_string(E) +
+                   " edges and " + std::to_string(N) + " nodes (they need " +
+                   std::to_string(fixed) + " bytes)");
+    FeatureBytes = PayloadSize - fixed;
+    if (NNZ > FeatureBytes)
+      return error("the header says " + std::to_string(NNZ) +
+                   " nonzero features, but the feature section has only " +
+                   std::to_string(FeatureBytes) + " bytes");
+    uint64_t elements;
+    if (__builtin_mul_overflow(N, F, &elements) ||
+        elements > std::vector<float>().max_size())
+      return error(std::to_string(N) + "x" + std::to_string(F) +
+                   " features do not fit in memory");
+    return Status::success();
+  }
+
+  /// Reads an unsigned LEB128 number below 2^32 at `Pos`, not past `end`.
+  bool readVarint(size_t end, uint64_t &value) {
+    value = 0;
+    for (unsigned shift = 0; shift < 35; shift += 7) {
+      if (Pos >= end)
+        return false;
+      unsigned char byte = Bytes[Pos++];
+      value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if (!(byte & 0x80))
+        return value <= 0xffffffffull;
+    }
+    return false;
+  }
+
+  uint64_t readIndex() {
+    uint64_t value = IndexWidth == 2
+                         ? static_cast<uint64_t>(Bytes[Pos]) |
+                               static_cast<uint64_t>(Bytes[Pos + 1]) << 8
+                         : loadU32(&Bytes[Pos]);
+    Pos += IndexWidth;
+    return value;
+  }
+
+  Status decode(Dataset &ds) {
+    ds.NumNodes = static_cast<int64_t>(N);
+    ds.NumFeatures = static_cast<int64_t>(F);
+    ds.NumClasses = static_cast<int64_t>(C);
+    size_t numNodes = static_cast<size_t>(N);
+    size_t numFeatures = static_cast<size_t>(F);
+
+    // Features.
+    Pos = kHeaderSize;
+    size_t featureEnd = Pos + static_cast<size_t>(FeatureBytes);
+    ds.X.assign(numNodes * numFeatures, 0.0f);
+    uint64_t total = 0;
+    for (size_t row = 0; row < numNodes; ++row) {
+      auto rowError = [&](const std::string &message) {
+        return error("feature row " + std::to_string(row) + ": " + message);
+      };
+      uint64_t count;
+      if (!readVarint(featureEnd, count))
+        return rowError("malformed or truncated column count");
+      if (count > F)
+        return rowError(std::to_string(count) +
+                        " nonzero columns, but there are only " +
+                        std::to_string(F) + " features");
+      total += count;
+      if (total > NNZ)
+        return rowError("more nonzero features than the " +
+                        std::to_string(NNZ) + " the header announces");
+      uint64_t next = 0; // The smallest column the next entry may have.
+      for (uint64_t i = 0; i < count; ++i) {
+        uint64_t gap;
+        if (!readVarint(featureEnd, gap))
+          return rowError("malformed or truncated column gap");
+        uint64_t col = next + gap;
+        if (col >= F)
+          return rowError("column " + std::to_string(col) + " is outside [0, " +
+                          std::to_string(F) + ")");
+        ds.X[row * numFeatures + static_cast<size_t>(col)] = 1.0f;
+        next = col + 1;
+      }
+    }
+    if (total != NNZ)
+      return error("the feature section holds " + std::to_string(total) +
+                   " nonzero features, but the header announces " +
+                   std::to_string(NNZ));
+    if (Pos != featureEnd)
+      return error("the feature section has " +
+                   std::to_string(featureEnd - Pos) + " unused bytes");
+
+    // Edges: all sources, then all destinations.
+    size_t numEdges = static_cast<size_t>(E);
+    ds.EdgeSrc.resize(numEdges);
+    ds.EdgeDst.resize(numEdges);
+    for (int side = 0; side < 2; ++side) {
+      std::vector<int64_t> &ends = side == 0 ? ds.EdgeSrc : ds.EdgeDst;
+      for (size_t e = 0; e < numEdges; ++e) {
+        uint64_t v = readIndex();
+        if (v >= N)
+          return error("edge " + std::to_string(e) +
+                       (side == 0 ? ": source " : ": destination ") +
+                       std::to_string(v) + " is outside [0, " +
+                       std::to_string(N) + ")");
+        ends[e] = static_cast<int64_t>(v);
+      }
+    }
+
+    // Labels.
+    ds.Y.resize(numNodes);
+    for (size_t v = 0; v < numNodes; ++v) {
+      uint64_t label = Bytes[Pos++];
+      if (label >= C)
+        return error("node " + std::to_string(v) + ": label " +
+                     std::to_string(label) + " is outside [0, " +
+                     std::to_string(C) + ")");
+      ds.Y[v] = static_cast<int64_t>(label);
+    }
+
+    // Masks, LSB first; the bits past the last node must be zero.
+    std::vector<uint8_t> *masks[3] = {&ds.TrainMask, &ds.ValMask, &ds.TestMask};
+    for (int m = 0; m < 3; ++m) {
+      const unsigned char *bits = &Bytes[Pos];
+      masks[m]->resize(numNodes);
+      for (size_t v = 0; v < numNodes; ++v)
+        (*masks[m])[v] = (bits[v / 8] >> (v % 8)) & 1;
+      if (N % 8 != 0 && (bits[numNodes / 8] >> (N % 8)) != 0)
+        return error(std::string(kMaskNames[m]) +
+                     " mask: the padding bits after the last node are not "
+                     "zero");
+      Pos += static_cast<size_t>(MaskBytes);
+    }
+    return Status::success();
+  }
+
+  const std::string &Path;
+  const std::vector<unsigned char> &Bytes;
+  uint64_t N = 0, F = 0, E = 0, C = 0, NNZ = 0, PayloadSize = 0;
+  uint64_t IndexWidth = 2, MaskBytes = 0, FeatureBytes = 0;
+  size_t Pos = 0;
+};
+
+Status loadBundle(const std::string &path, Dataset &out) {
+  std::vector<unsigned char> bytes;
+  if (Status s = readWholeFile(path, bytes); !s.ok())
+    return s;
+  return BundleReader(path, bytes).read(out);
+}
+
+/// Copies a bool .npy mask into `out`.
+void copyMask(const NpyArray &array, std::vector<uint8_t> &out) {
+  out.assign(array.bytes.begin(), array.bytes.end());
+}
+
+Status loadNpyDir(const std::string &dir, Dataset &out) {
+  std::string featPath = joinPath(dir, "x.npy");
+  std::string edgePath = joinPath(dir, "edge_index.npy");
+  std::string labelPath = joinPath(dir, "y.npy");
+
+  NpyArray x, edges, y, masks[3];
+  if (Status s = readNpyExpect(featPath, DType::Float32, {-1, -1}, x); !s.ok())
+    return s;
+  int64_t n = x.shape[0];
+  if (Status s = readNpyExpect(edgePath, DType::Int64, {2, -1}, edges); !s.ok())
+    return s;
+  if (Status s = readNpyExpect(labelPath, DType::Int64, {n}, y); !s.ok())
+    return s;
+  for (int m = 0; m < 3; ++m) {
+    std::string path = joinPath(dir, std::string(kMaskNames[m]) + "_mask.npy");
+    if (Status s = readNpyExpect(path, DType::Bool, {n}, masks[m]); !s.ok())
+      return s;
+  }
+
+  int64_t numEdges = edges.shape[1];
+  const int64_t *src = edges.data<int64_t>();
+  const int64_t *dst = src ? src + numEdges : nullptr;
+  for (int64_t e = 0; e < numEdges; ++e) {
+    if (src[e] < 0 || src[e] >= n)
+      return fileError(edgePath, "edge " + std::to_string(e) + ": source " +
+                                     std::to_string(src[e]) +
+                                     " is outside [0, " + std::to_string(n) +
+                                     ")");
+    if (dst[e] < 0 || dst[e] >= n)
+      return fileError(edgePath, "edge " + std::to_string(e) +
+                                     ": destination " + std::to_string(dst[e]) +
+                                     " is outside [0, " + std::to_string(n) +
+                                     ")");
+  }
+  const int64_t *labels = y.data<int64_t>();
+  int64_t maxLabel = -1;
+  for (int64_t v = 0; v < n; ++v) {
+    if (labels[v] < 0)
+      return fileError(labelPath, "node " + std::to_string(v) +
+                                      ": negative label " +
+                                      std::to_string(labels[v]));
+    maxLabel = std::max(maxLabel, labels[v]);
+  }
+
+  Dataset ds;
+  try {
+    ds.NumNodes = n;
+    ds.NumFeatures = x.shape[1];
+    ds.NumClasses = maxLabel + 1;
+    ds.EdgeSrc.assign(src, src + numEdges);
+    ds.EdgeDst.assign(dst, dst + numEdges);
+    const float *features = x.data<float>();
+    ds.X.assign(features, features + (features ? x.numElements() : 0));
+    ds.Y.assign(labels, labels + n);
+    copyMask(masks[0], ds.TrainMask);
+    copyMask(masks[1], ds.ValMask);
+    copyMask(masks[2], ds.TestMask);
+  } catch (const std::bad_alloc &) {
+    return fileError(dir, "out of memory loading the dataset");
+  }
+  out = std::move(ds);
+  return Status::success();
+}
+
+bool isValidName(std::string_view name) {
+  if (name.empty() || name.front() == '.')
+    return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+          c == '.'))
+      return false;
+  return true;
+}
+
+} // namespace
+
+Status gnnc::rt::loadDataset(const std::string &path, Dataset &out) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return fileError(path, "cannot open: " + errnoText(errno));
+  if (S_ISDIR(st.st_mode))
+    return loadNpyDir(path, out);
+  // Checked here too, so that a FIFO never blocks in fopen.
+  if (!S_ISREG(st.st_mode))
+    return fileError(path, "not a regular file or directory");
+  return loadBundle(path, out);
+}
+
+std::string gnnc::rt::defaultDataDir() { return GNNC_DEFAULT_DATA_DIR; }
+
+std::string gnnc::rt::dataDir() {
+  const char *env = std::getenv("GNNC_DATA_DIR");
+  if (env && *env)
+    return env;
+  return defaultDataDir();
+}
+
+Status gnnc::rt::findDataset(std::string_view name, Dataset &out) {
+  if (!isValidName(name))
+    return Status::error(
+        "invalid dataset name '" + std::string(name) +
+        "' (use letters, digits, '_', '-' and '.', not starting with '.')");
+  const char *env = std::getenv("GNNC_DATA_DIR");
+  bool fromEnv = env && *env;
+  std::string dir = dataDir();
+  if (dir.empty())
+    return Status::error("dataset '" + std::string(name) +
+                         "': no dataset folder (set GNNC_DATA_DIR)");
+  std::string bundle = joinPath(dir, std::string(name) + kBundleSuffix);
+  std::string npyDir = joinPath(dir, std::string(name));
+  struct stat st;
+  if (::stat(bundle.c_str(), &st) == 0)
+    return loadDataset(bundle, out);
+  if (::stat(npyDir.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return loadDataset(npyDir, out);
+  return Status::error(
+      "dataset '" + std::string(name) + "' not found: neither " + bundle +
+      " nor the directory " + npyDir + " exists (the dataset folder " +
+      (fromEnv ? std::string("comes from GNNC_DATA_DIR")
+               : std::string("is the built-in one; set GNNC_DATA_DIR to "
+                             "use another")) +
+      ")");
+}

@@ -1,0 +1,373 @@
+//===- Train.cpp - Helpers for training node classifiers ------------------===//
+//
+// Part of gnnc. Plain loops over float32 data; every check runs before any
+// output is written, so a failed call leaves its outputs untouched.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gnnc/runtime/Train.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <new>
+#include <string>
+
+using namespace gnnc::rt;
+
+namespace {
+
+constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ull;
+
+/// Checks the arguments shared by the loss and the accuracy and counts the
+/// selected rows.
+Status checkClassification(const char *what, const float *logits,
+                           int64_t numRows, int64_t numClasses,
+                           const int64_t *labels, const uint8_t *mask,
+                           int64_t &count) {
+  std::string prefix = what;
+  if (numRows < 0)
+    return Status::error(prefix + ": negative row count " +
+                         std::to_string(numRows));
+  if (numClasses <= 0)
+    return Status::error(prefix +
+                         ": the number of classes must be positive, "
+                         "got " +
+                         std::to_string(numClasses));
+  int64_t elements;
+  if (__builtin_mul_overflow(numRows, numClasses, &elements))
+    return Status::error(prefix + ": " + std::to_string(numRows) + "x" +
+                         std::to_string(numClasses) +
+                         " logits overflow 64 bits");
+  if (numRows > 0 && (!logits || !labels))
+    return Status::error(prefix + ": null logits or labels");
+  count = 0;
+  for (int64_t i = 0; i < numRows; ++i) {
+    if (mask && !mask[i])
+      continue;
+    if (labels[i] < 0 || labels[i] >= numClasses)
+      return Status::error(prefix + ": row " + std::to_string(i) + ": label " +
+                           std::to_string(labels[i]) + " is outside [0, " +
+                           std::to_string(numClasses) + ")");
+    ++count;
+  }
+  if (count == 0)
+    return Status::error(prefix + ": the mask selects no row (of " +
+                         std::to_string(numRows) + ")");
+  return Status::success();
+}
+
+uint64_t fnv1a64(std::string_view text) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+bool isFiniteNonNegative(double x) { return std::isfinite(x) && x >= 0; }
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Loss and accuracy
+//===----------------------------------------------------------------------===//
+
+Status gnnc::rt::softmaxCrossEntropy(const float *logits, int64_t numRows,
+                                     int64_t numClasses, const int64_t *labels,
+                                     const uint8_t *mask, double &loss,
+                                     float *gradLogits) {
+  int64_t count;
+  if (Status s = checkClassification("softmaxCrossEntropy", logits, numRows,
+                                     numClasses, labels, mask, count);
+      !s.ok())
+    return s;
+  size_t classes = static_cast<size_t>(numClasses);
+  double invCount = 1.0 / static_cast<double>(count);
+  double total = 0;
+  for (int64_t i = 0; i < numRows; ++i) {
+    const float *row = logits + static_cast<size_t>(i) * classes;
+    float *grad =
+        gradLogits ? gradLogits + static_cast<size_t>(i) * classes : nullptr;
+    if (mask && !mask[i]) {
+      if (grad)
+        for (size_t j = 0; j < classes; ++j)
+          grad[j] = 0.0f;
+      continue;
+    }
+    double rowMax = row[0];
+    for (size_t j = 1; j < classes; ++j)
+      rowMax = std::max(rowMax, static_cast<double>(row[j]));
+    double sumExp = 0;
+    for (size_t j = 0; j < classes; ++j)
+      sumExp += std::exp(static_cast<double>(row[j]) - rowMax);
+    size_t label = static_cast<size_t>(labels[i]);
+    total += rowMax + std::log(sumExp) - static_cast<double>(row[label]);
+    if (grad) {
+      for (size_t j = 0; j < classes; ++j) {
+        double p = std::exp(static_cast<double>(row[j]) - rowMax) / sumExp;
+        grad[j] = static_cast<float>((p - (j == label ? 1.0 : 0.0)) * invCount);
+      }
+    }
+  }
+  loss = total * invCount;
+  return Status::success();
+}
+
+Status gnnc::rt::maskedAccuracy(const float *logits, int64_t numRows,
+                                int64_t numClasses, const int64_t *labels,
+                                const uint8_t *mask, double &accuracy) {
+  int64_t count;
+  if (Status s = checkClassification("maskedAccuracy", logits, numRows,
+                                     numClasses, labels, mask, count);
+      !s.ok())
+    return s;
+  size_t classes = static_cast<size_t>(numClasses);
+  int64_t correct = 0;
+  for (int64_t i = 0; i < numRows; ++i) {
+    if (mask && !mask[i])
+      continue;
+    const float *row = logits + static_cast<size_t>(i) * classes;
+    size_t best = 0;
+    for (size_t j = 1; j < classes; ++j)
+      if (row[j] > row[best])
+        best = j;
+    if (static_cast<int64_t>(best) == labels[i])
+      ++correct;
+  }
+  accuracy = static_cast<double>(correct) / static_cast<double>(count);
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Adam
+//===----------------------------------------------------------------------===//
+
+Adam::Adam(const AdamOptions &options) : Options(options) {}
+
+Status Adam::addParam(float *data, int64_t numElements) {
+  std::string which = "adam: parameter " + std::to_string(Params.size());
+  if (numElements < 0)
+    return Status::error(which + ": negative size " +
+                         std::to_string(numElements));
+  if (numElements > 0 && !data)
+    return Status::error(which + ": null data for " +
+                         std::to_string(numElements) + " elements");
+  if (static_cast<uint64_t>(numElements) > std::vector<float>().max_size())
+    return Status::error(which + ": " + std::to_string(numElements) +
+                         " elements do not fit in memory");
+  try {
+    Param p;
+    p.Data = data;
+    p.M.assign(static_cast<size_t>(numElements), 0.0f);
+    p.V.assign(static_cast<size_t>(numElements), 0.0f);
+    Params.push_back(std::move(p));
+  } catch (const std::bad_alloc &) {
+    return Status::error(which + ": out of memory for the moments of " +
+                         std::to_string(numElements) + " elements");
+  }
+  return Status::success();
+}
+
+Status Adam::step(const std::vector<const float *> &grads) {
+  const AdamOptions &o = Options;
+  if (!isFiniteNonNegative(o.LearningRate))
+    return Status::error("adam: invalid learning rate " +
+                         std::to_string(o.LearningRate));
+  if (!(o.Beta1 >= 0 && o.Beta1 < 1) || !(o.Beta2 >= 0 && o.Beta2 < 1))
+    return Status::error("adam: betas must lie in [0, 1), got " +
+                         std::to_string(o.Beta1) + " and " +
+                         std::to_string(o.Beta2));
+  if (!isFiniteNonNegative(o.Eps))
+    return Status::error("adam: invalid eps " + std::to_string(o.Eps));
+  if (!isFiniteNonNegative(o.WeightDecay))
+    return Status::error("adam: invalid weight decay " +
+                         std::to_string(o.WeightDecay));
+  if (grads.size() != Params.size())
+    return Status::error("adam: " + std::to_string(grads.size()) +
+                         " gradients for " + std::to_string(Params.size()) +
+                         " parameters");
+  for (size_t i = 0; i < grads.size(); ++i)
+    if (!grads[i] && !Params[i].M.empty())
+      return Status::error("adam: null gradient for parameter " +
+                           std::to_string(i));
+
+  int64_t t = Steps + 1;
+  double bias1 = 1.0 - std::pow(o.Beta1, static_cast<double>(t));
+  double bias2Sqrt = std::sqrt(1.0 - std::pow(o.Beta2, static_cast<double>(t)));
+  double stepSize = o.LearningRate / bias1;
+  for (size_t i = 0; i < Params.size(); ++i) {
+    Param &p = Params[i];
+    const float *grad = grads[i];
+    for (size_t k = 0; k < p.M.size(); ++k) {
+      double value = p.Data[k];
+      double g = static_cast<double>(grad[k]) + o.WeightDecay * value;
+      double m = o.Beta1 * p.M[k] + (1.0 - o.Beta1) * g;
+      double v = o.Beta2 * p.V[k] + (1.0 - o.Beta2) * g * g;
+      p.M[k] = static_cast<float>(m);
+      p.V[k] = static_cast<float>(v);
+      double denom = std::sqrt(static_cast<double>(p.V[k])) / bias2Sqrt + o.Eps;
+      p.Data[k] = static_cast<float>(
+          value - stepSize * static_cast<double>(p.M[k]) / denom);
+    }
+  }
+  Steps = t;
+  return Status::success();
+}
+
+void Adam::reset() {
+  for (Param &p : Params) {
+    std::fill(p.M.begin(), p.M.end(), 0.0f);
+    std::fill(p.V.begin(), p.V.end(), 0.0f);
+  }
+  Steps = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Random numbers and dropout
+//===----------------------------------------------------------------------===//
+
+uint64_t SplitMix64::next() {
+  uint64_t z = (State += kGolden);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+bool gnnc::rt::dropoutKeeps(uint64_t seed, uint64_t index, double p) {
+  return SplitMix64(seed * kGolden + index).nextDouble() >= p;
+}
+
+float gnnc::rt::dropoutScale(double p) {
+  return static_cast<float>(1.0 / (1.0 - p));
+}
+
+//===----------------------------------------------------------------------===//
+// Parameter initialisers
+//===----------------------------------------------------------------------===//
+
+Status gnnc::rt::initParam(std::string_view init, double arg,
+                           const int64_t *shape, size_t rank, float *data,
+                           uint64_t seed) {
+  std::string name(init);
+  enum class Kind { Glorot, Kaiming, Zeros, Ones, Normal, Uniform } kind;
+  if (init == "glorot")
+    kind = Kind::Glorot;
+  else if (init == "kaiming")
+    kind = Kind::Kaiming;
+  else if (init == "zeros")
+    kind = Kind::Zeros;
+  else if (init == "ones")
+    kind = Kind::Ones;
+  else if (init == "normal")
+    kind = Kind::Normal;
+  else if (init == "uniform")
+    kind = Kind::Uniform;
+  else
+    return Status::error("initParam: unknown initialiser '" + name +
+                         "' (expected glorot, kaiming, zeros, ones, normal or "
+                         "uniform)");
+  if ((kind == Kind::Normal || kind == Kind::Uniform) &&
+      !isFiniteNonNegative(arg))
+    return Status::error(
+        "initParam: " + name + ": the " +
+        (kind == Kind::Normal ? "standard deviation" : "bound") +
+        " must be finite and >= 0, got " + std::to_string(arg));
+  if (rank > 0 && !shape)
+    return Status::error("initParam: null shape of rank " +
+                         std::to_string(rank));
+  bool empty = false;
+  for (size_t i = 0; i < rank; ++i) {
+    if (shape[i] < 0)
+      return Status::error("initParam: negative dimension " +
+                           std::to_string(shape[i]));
+    empty |= shape[i] == 0;
+  }
+  if (empty)
+    return Status::success();
+  int64_t count = 1;
+  for (size_t i = 0; i < rank; ++i)
+    if (__builtin_mul_overflow(count, shape[i], &count) ||
+        static_cast<uint64_t>(count) > std::vector<float>().max_size())
+      return Status::error("initParam: the element count overflows");
+  if (!data)
+    return Status::error("initParam: null data for " + std::to_string(count) +
+                         " elements");
+
+  size_t n = static_cast<size_t>(count);
+  switch (kind) {
+  case Kind::Zeros:
+  case Kind::Ones: {
+    float value = kind == Kind::Ones ? 1.0f : 0.0f;
+    for (size_t i = 0; i < n; ++i)
+      data[i] = value;
+    return Status::success();
+  }
+  case Kind::Normal: {
+    SplitMix64 rng(seed);
+    const double twoPi = 6.283185307179586476925286766559;
+    for (size_t i = 0; i < n; i += 2) {
+      double u1 = 1.0 - rng.nextDouble();
+      double u2 = rng.nextDouble();
+      double r = std::sqrt(-2.0 * std::log(u1));
+      data[i] = static_cast<float>(arg * r * std::cos(twoPi * u2));
+      if (i + 1 < n)
+        data[i + 1] = static_cast<float>(arg * r * std::sin(twoPi * u2));
+    }
+    return Status::success();
+  }
+  case Kind::Glorot:
+  case Kind::Kaiming:
+  case Kind::Uniform: {
+    double bound = arg;
+    if (kind != Kind::Uniform) {
+      // count > 0, so every dimension is positive.
+      double fanOut = rank == 0 ? 1.0 : static_cast<double>(shape[rank - 1]);
+      double fanIn = rank == 0   ? 1.0
+                     : rank == 1 ? fanOut
+                                 : static_cast<double>(shape[rank - 2]);
+      bound = kind == Kind::Glorot ? std::sqrt(6.0 / (fanIn + fanOut))
+                                   : std::sqrt(6.0 / fanIn);
+    }
+    SplitMix64 rng(seed);
+    for (size_t i = 0; i < n; ++i)
+      data[i] = static_cast<float>((2.0 * rng.nextDouble() - 1.0) * bound);
+    return Status::success();
+  }
+  }
+  return Status::success();
+}
+
+uint64_t gnnc::rt::paramSeed(uint64_t seed, std::string_view path) {
+  return SplitMix64(seed ^ fnv1a64(path)).next();
+}
+
+//===----------------------------------------------------------------------===//
+// Feature preprocessing
+//===----------------------------------------------------------------------===//
+
+Status gnnc::rt::normalizeRows(float *x, int64_t numRows, int64_t numCols) {
+  if (numRows < 0 || numCols < 0)
+    return Status::error("normalizeRows: negative size " +
+                         std::to_string(numRows) + "x" +
+                         std::to_string(numCols));
+  int64_t elements;
+  if (__builtin_mul_overflow(numRows, numCols, &elements))
+    return Status::error("normalizeRows: " + std::to_string(numRows) + "x" +
+                         std::to_string(numCols) + " overflows 64 bits");
+  if (elements > 0 && !x)
+    return Status::error("normalizeRows: null data");
+  size_t cols = static_cast<size_t>(numCols);
+  for (int64_t i = 0; i < numRows; ++i) {
+    float *row = x + static_cast<size_t>(i) * cols;
+    double sum = 0;
+    for (size_t j = 0; j < cols; ++j)
+      sum += row[j];
+    if (sum == 0)
+      continue;
+    for (size_t j = 0; j < cols; ++j)
+      row[j] = static_cast<float>(static_cast<double>(row[j]) / sum);
+  }
+  return Status::success();
+}
