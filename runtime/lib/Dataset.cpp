@@ -10,6 +10,8 @@
 
 #include "gnnc/runtime/Dataset.h"
 
+#include "FileUtil.h"
+
 #include "gnnc/runtime/Npy.h"
 
 #include <algorithm>
@@ -42,18 +44,8 @@ constexpr uint64_t kMaxClasses = 256;
 constexpr const char *kBundleSuffix = ".gnnd";
 constexpr const char *kMaskNames[3] = {"train", "val", "test"};
 
-/// strerror(err) with a lower-case first letter.
-std::string errnoText(int err) {
-  std::string text = std::strerror(err);
-  if (!text.empty())
-    text[0] =
-        static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
-  return text;
-}
-
-Status fileError(const std::string &path, const std::string &message) {
-  return Status::error(path + ": " + message);
-}
+using detail::errnoText;
+using detail::fileError;
 
 std::string joinPath(const std::string &dir, const std::string &name) {
   if (dir.empty())

@@ -9,6 +9,8 @@
 
 #include "gnnc/runtime/Npy.h"
 
+#include "FileUtil.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -42,18 +44,8 @@ constexpr size_t kGrowthAxisMaxDigits = 21;
 /// More dimensions than any real file has (NumPy allows 64).
 constexpr size_t kMaxRank = 64;
 
-/// strerror(err) with a lower-case first letter.
-std::string errnoText(int err) {
-  std::string text = std::strerror(err);
-  if (!text.empty())
-    text[0] =
-        static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
-  return text;
-}
-
-Status fileError(const std::string &path, const std::string &message) {
-  return Status::error(path + ": " + message);
-}
+using detail::errnoText;
+using detail::fileError;
 
 /// Multiplies two non-negative values; nullopt on int64 overflow.
 std::optional<int64_t> checkedMul(int64_t a, int64_t b) {

@@ -11,6 +11,8 @@
 #include "gnnc/runtime/Dataset.h"
 #include "gnnc/runtime/Npy.h"
 
+#include "runtime/RuntimeTestUtil.h"
+
 #include "gtest/gtest.h"
 
 #include <cstdint>
@@ -27,6 +29,7 @@
 #include <unistd.h>
 
 using namespace gnnc::rt;
+using gnnc::rt::testing::TempDir;
 
 namespace {
 
@@ -53,34 +56,6 @@ void writeFile(const std::string &path, const std::string &contents) {
   out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
   ASSERT_TRUE(out.good()) << "cannot write " << path;
 }
-
-/// A fresh directory under $TMPDIR (or /tmp), removed with its contents.
-class TempDir {
-public:
-  TempDir() {
-    const char *base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") +
-                       "/gnnc-dataset-test-XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (::mkdtemp(buf.data()))
-      Dir = buf.data();
-    else
-      ADD_FAILURE() << "mkdtemp failed for " << tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!Dir.empty())
-      std::filesystem::remove_all(Dir, ec);
-  }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
-  const std::string &dir() const { return Dir; }
-  std::string path(const std::string &name) const { return Dir + "/" + name; }
-
-private:
-  std::string Dir;
-};
 
 /// Sets an environment variable for the lifetime of the object.
 class ScopedEnv {

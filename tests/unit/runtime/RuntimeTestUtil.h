@@ -45,6 +45,8 @@ public:
   TempDir(const TempDir &) = delete;
   TempDir &operator=(const TempDir &) = delete;
 
+  /// The directory.
+  const std::string &dir() const { return Dir; }
   /// `dir/name`.
   std::string path(const std::string &name) const { return Dir + "/" + name; }
 

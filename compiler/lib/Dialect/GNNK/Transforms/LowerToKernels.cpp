@@ -266,6 +266,8 @@ private:
   LogicalResult lowerTranspose(gnn::TransposeOp op);
 
   void initReduction(Reduction &r);
+  std::pair<Value, Value> foldOnline(Reduction &r, Value l, ArrayRef<Value> idx,
+                                     Value first);
   void updateReduction(Reduction &r, Value first);
   void finalizeReduction(Reduction &r, Value degree);
 
@@ -706,6 +708,34 @@ void KernelBuilder::initReduction(Reduction &r) {
     });
 }
 
+/// One step of the online maximum and rescaled sum of softmax_sum and
+/// logsumexp, for logit `l` at `idx` of the running rows:
+///   newMax = first ? l : max(runMax, l)
+///   scale  = first ? 0 : exp(runMax - newMax)
+///   p      = exp(l - newMax)
+///   runSum = runSum * scale + p;  runMax = newMax
+/// Returns {scale, p}.
+std::pair<Value, Value> KernelBuilder::foldOnline(Reduction &r, Value l,
+                                                  ArrayRef<Value> idx,
+                                                  Value first) {
+  Type t = r.acc.elementType;
+  Value old = load(r.runMax, idx);
+  Value lt = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, old, l);
+  Value larger = b.create<arith::SelectOp>(loc, lt, l, old);
+  Value newMax = b.create<arith::SelectOp>(loc, first, l, larger);
+  Value rescale =
+      b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, old, newMax));
+  Value scale =
+      b.create<arith::SelectOp>(loc, first, floatConst(t, 0.0), rescale);
+  Value p = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, l, newMax));
+  Value sum = load(r.runSum, idx);
+  store(
+      b.create<arith::AddFOp>(loc, b.create<arith::MulFOp>(loc, sum, scale), p),
+      r.runSum, idx);
+  store(newMax, r.runMax, idx);
+  return {scale, p};
+}
+
 /// Folds this edge's yields into the accumulators, as
 /// Evaluator::aggregate does. `first` is true on the vertex's first edge.
 void KernelBuilder::updateReduction(Reduction &r, Value first) {
@@ -734,23 +764,7 @@ void KernelBuilder::updateReduction(Reduction &r, Value first) {
   if (r.kind == "logsumexp") {
     // Online, per element: the running maximum and the sum rescaled to it.
     forEach(r.acc.shape, [&](ArrayRef<Value> ivs) {
-      Value l = load(x, ivs);
-      Value old = load(r.runMax, ivs);
-      Value lt =
-          b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, old, l);
-      Value larger = b.create<arith::SelectOp>(loc, lt, l, old);
-      Value newMax = b.create<arith::SelectOp>(loc, first, l, larger);
-      Value rescale =
-          b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, old, newMax));
-      Value scale =
-          b.create<arith::SelectOp>(loc, first, floatConst(t, 0.0), rescale);
-      Value p =
-          b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, l, newMax));
-      Value sum = load(r.runSum, ivs);
-      store(b.create<arith::AddFOp>(
-                loc, b.create<arith::MulFOp>(loc, sum, scale), p),
-            r.runSum, ivs);
-      store(newMax, r.runMax, ivs);
+      foldOnline(r, load(x, ivs), ivs, first);
     });
     return;
   }
@@ -765,22 +779,7 @@ void KernelBuilder::updateReduction(Reduction &r, Value first) {
   Row logits = row(r.logits);
   int64_t logitSize = numElements(logits.shape);
   forEach(logits.shape, [&](ArrayRef<Value> li) {
-    Value l = load(logits, li);
-    Value old = load(r.runMax, li);
-    Value lt = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, old, l);
-    Value larger = b.create<arith::SelectOp>(loc, lt, l, old);
-    Value newMax = b.create<arith::SelectOp>(loc, first, l, larger);
-    Value rescale =
-        b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, old, newMax));
-    Value scale =
-        b.create<arith::SelectOp>(loc, first, floatConst(t, 0.0), rescale);
-    Value p =
-        b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, l, newMax));
-    Value sum = load(r.runSum, li);
-    store(b.create<arith::AddFOp>(loc, b.create<arith::MulFOp>(loc, sum, scale),
-                                  p),
-          r.runSum, li);
-    store(newMax, r.runMax, li);
+    auto [scale, p] = foldOnline(r, load(logits, li), li, first);
     Value weight = p;
     if (r.dropout > 0) {
       Value keep = dropoutKeep(r.seed, r.dropout, logitSize,
