@@ -561,7 +561,7 @@ void printReport(llvm::raw_ostream &os, func::FuncOp forward,
                       "+ {1} B per-edge = {2} B\n",
                       chosen.vertexBytes, chosen.edgeBytes,
                       chosen.vertexBytes + chosen.edgeBytes);
-  os << llvm::formatv("  storing everything the backward reads (never): "
+  os << llvm::formatv("  a tape (storing everything the backward reads): "
                       "{0} B per-vertex and dense + {1} B per-edge = {2} B\n",
                       all.vertexBytes, all.edgeBytes,
                       all.vertexBytes + all.edgeBytes);
