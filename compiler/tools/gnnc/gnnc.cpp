@@ -3,6 +3,8 @@
 // Part of gnnc. Usage: gnnc FILE [-o OUT]
 //   --emit=tokens|ast|mlir|mlir-grad|mlir-grad-unfused|remat-report|
 //          mlir-fused|kernel-ir  [--remat=auto|always|never] [--training]
+//   --emit=cpp -o DIR [--cpp-namespace=NS] [--line-directives]
+//   --show-map [--width=N]
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,7 @@
 
 #include "gnnc/Dialect/GNN/Transforms/Passes.h"
 #include "gnnc/Dialect/GNNK/Transforms/Passes.h"
+#include "gnnc/Target/Target.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -22,6 +25,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
@@ -37,7 +41,8 @@ enum class EmitKind {
   MLIRGradUnfused,
   RematReport,
   MLIRFused,
-  KernelIR
+  KernelIR,
+  Cpp
 };
 
 llvm::cl::OptionCategory gnncCategory("gnnc options");
@@ -73,8 +78,31 @@ llvm::cl::opt<EmitKind> emitKind(
         clEnumValN(EmitKind::MLIRFused, "mlir-fused",
                    "the gnn dialect after gather-scatter fusion"),
         clEnumValN(EmitKind::KernelIR, "kernel-ir",
-                   "after fusion, every aggregation as a gnnk kernel")),
+                   "after fusion, every aggregation as a gnnk kernel"),
+        clEnumValN(EmitKind::Cpp, "cpp",
+                   "C++ with OpenMP: <stem>.h, <stem>.cpp and "
+                   "<stem>.gnnmap.json in the directory -o (docs/abi.md)")),
     llvm::cl::cat(gnncCategory));
+
+// C++ output (--emit=cpp, --show-map).
+llvm::cl::opt<std::string> cppNamespace(
+    "cpp-namespace",
+    llvm::cl::desc("Namespace of the generated C++ (default: the file stem)"),
+    llvm::cl::value_desc("name"), llvm::cl::cat(gnncCategory));
+llvm::cl::opt<bool> lineDirectives(
+    "line-directives",
+    llvm::cl::desc("Emit #line directives so that compiler errors and "
+                   "debuggers point at the .gnn file"),
+    llvm::cl::init(false), llvm::cl::cat(gnncCategory));
+llvm::cl::opt<bool> showMap(
+    "show-map",
+    llvm::cl::desc("Print the .gnn source and the generated C++ side by side"),
+    llvm::cl::init(false), llvm::cl::cat(gnncCategory));
+llvm::cl::opt<unsigned>
+    mapWidth("width",
+             llvm::cl::desc("Width of --show-map (default: the terminal's, "
+                            "else 160)"),
+             llvm::cl::init(0), llvm::cl::cat(gnncCategory));
 
 llvm::cl::opt<std::string>
     remat("remat",
@@ -159,6 +187,9 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  if (showMap)
+    emitKind = EmitKind::Cpp;
+
   llvm::SourceMgr sourceMgr;
   unsigned id = sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   DiagnosticEngine diags(sourceMgr, llvm::errs());
@@ -204,10 +235,26 @@ int main(int argc, char **argv) {
         gnnc::gnn::buildTrainingPipeline(pm, rematOptions);
       else
         gnnc::gnn::buildFusionPipeline(pm);
-      if (emitKind == EmitKind::KernelIR)
+      if (emitKind == EmitKind::KernelIR || emitKind == EmitKind::Cpp)
         gnnc::gnnk::buildKernelPipeline(pm);
       if (mlir::failed(pm.run(*mlirModule)))
         return 1;
+      if (emitKind == EmitKind::Cpp) {
+        gnnc::target::DriverOptions cpp;
+        cpp.target.stem = llvm::sys::path::stem(inputFile).str();
+        cpp.target.cppNamespace = cppNamespace;
+        cpp.target.lineDirectives = lineDirectives;
+        cpp.target.sourceMgr = &sourceMgr;
+        cpp.target.source = inputFile;
+        cpp.target.entry = entry;
+        cpp.target.defines.assign(defines.begin(), defines.end());
+        cpp.target.training = training;
+        cpp.outputDir = outputFile == "-" ? std::string(".") : outputFile;
+        cpp.showMap = showMap;
+        cpp.width = mapWidth ? mapWidth : gnnc::target::defaultTerminalWidth();
+        return gnnc::target::runCppDriver(*mlirModule, cpp, llvm::outs(),
+                                          llvm::errs());
+      }
       if (emitKind == EmitKind::RematReport) {
         llvm::raw_string_ostream os(report);
         os << "# gnnc --emit=remat-report " << inputFile << ": per function, "
