@@ -132,7 +132,7 @@ llvm::cl::opt<int64_t> reportEdges(
 
 llvm::cl::opt<bool> training(
     "training",
-    llvm::cl::desc("With --emit=mlir-fused or kernel-ir: compile for "
+    llvm::cl::desc("With --emit=mlir-fused, kernel-ir or cpp: compile for "
                    "training (forward, saving forward and backward of every "
                    "function, as --emit=mlir-grad)"),
     llvm::cl::init(false), llvm::cl::cat(gnncCategory));
