@@ -1139,8 +1139,9 @@ LogicalResult HostPrinter::plan() {
       if (groupOf.count(in)) {
         Value root = groupOf[in];
         groupOf[op.getResult(0)] = root;
-        if (base[op.getResult(0)].second && !base[root].second)
-          base[root] = base[op.getResult(0)];
+        auto viewBase = base[op.getResult(0)];
+        if (viewBase.second && !base[root].second)
+          base[root] = viewBase;
       }
     }
   }
@@ -1177,8 +1178,10 @@ LogicalResult HostPrinter::plan() {
       }
       Value root = groupOf[r];
       if (root != r) {
-        storage[r] = storage[root];
-        storage[r].declared = false;
+        // A copy first: inserting `r` may move the map's entries.
+        Storage shared = storage.lookup(root);
+        shared.declared = false;
+        storage[r] = shared;
         continue;
       }
       if (isView(&op)) {
