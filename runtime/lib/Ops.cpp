@@ -15,6 +15,32 @@
 
 using namespace gnnc::rt;
 
+// The library is built for the baseline instruction set of its target, while
+// a few loops here are compute-bound (the dropout hash, exponentials): on
+// x86-64 they are compiled three times (AVX-512, AVX2 + FMA, baseline) and
+// the loader picks the best the machine runs (an ifunc, GCC's and clang's
+// target_clones). Not under the sanitizers, whose runtime starts after the
+// ifunc resolvers run.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer) ||     \
+    __has_feature(thread_sanitizer)
+#define GNNC_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GNNC_SANITIZED 1
+#endif
+#if defined(__x86_64__) && defined(__ELF__) && defined(__has_attribute) &&     \
+    !defined(GNNC_SANITIZED)
+#if __has_attribute(target_clones)
+#define GNNC_MULTIVERSION                                                      \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+#endif
+#ifndef GNNC_MULTIVERSION
+#define GNNC_MULTIVERSION
+#endif
+
 namespace {
 
 /// Work below this many elements runs on one thread.
@@ -37,8 +63,77 @@ void unaryMap(const float *x, float *y, int64_t n, Fn fn) {
     y[i] = fn(x[i]);
 }
 
-/// NumPy broadcasting over equal-rank shapes: the last axis is the inner
-/// loop, the others are decomposed from a row number.
+/// The elementwise functions built on e^x (rt::simdExp).
+enum class ExpFn { Exp, Sigmoid, Elu };
+
+GNNC_MULTIVERSION
+void expFamilyRange(const float *__restrict x, float *__restrict y, int64_t n,
+                    ExpFn fn, float alpha) {
+  switch (fn) {
+  case ExpFn::Exp:
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = simdExp(x[i]);
+    return;
+  case ExpFn::Sigmoid:
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = 1.0f / (1.0f + simdExp(-x[i]));
+    return;
+  case ExpFn::Elu:
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) {
+      float v = x[i];
+      float negative = alpha * (simdExp(v) - 1.0f);
+      y[i] = v > 0.0f ? v : negative;
+    }
+    return;
+  }
+}
+
+void expFamily(const float *x, float *y, int64_t n, ExpFn fn, float alpha) {
+  constexpr int64_t kChunk = 1 << 14;
+  int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
+  for (int64_t c = 0; c < chunks; ++c) {
+    int64_t begin = c * kChunk;
+    expFamilyRange(x + begin, y + begin, std::min(kChunk, n - begin), fn,
+                   alpha);
+  }
+}
+
+/// One row of a broadcast binary map: out[j] = fn(a[j * ia], b[j * ib]),
+/// with each stride 0 or 1 (a constant in each branch, so that the loop
+/// vectorises).
+template <typename Fn>
+inline void binaryRow(const float *__restrict a, int64_t ia,
+                      const float *__restrict b, int64_t ib,
+                      float *__restrict out, int64_t len, Fn fn) {
+  if (ia == 1 && ib == 1) {
+#pragma omp simd
+    for (int64_t j = 0; j < len; ++j)
+      out[j] = fn(a[j], b[j]);
+  } else if (ia == 1 && ib == 0) {
+    const float y = b[0];
+#pragma omp simd
+    for (int64_t j = 0; j < len; ++j)
+      out[j] = fn(a[j], y);
+  } else if (ia == 0 && ib == 1) {
+    const float x = a[0];
+#pragma omp simd
+    for (int64_t j = 0; j < len; ++j)
+      out[j] = fn(x, b[j]);
+  } else {
+    for (int64_t j = 0; j < len; ++j)
+      out[j] = fn(a[j * ia], b[j * ib]);
+  }
+}
+
+/// NumPy broadcasting over equal-rank shapes. Axes of size 1 are dropped
+/// and neighbouring axes that both operands walk alike (both broadcast, or
+/// both contiguous across them) are merged, so that `[N, 8, 8] * [1, 8, 8]`
+/// is N rows of 64; the last axis is the inner loop, and the others are
+/// counted like an odometer from the first row of each block of rows.
 template <typename Fn>
 void binaryMap(const float *a, const Shape &sa, const float *b, const Shape &sb,
                float *out, const Shape &so, Fn fn) {
@@ -70,25 +165,67 @@ void binaryMap(const float *a, const Shape &sa, const float *b, const Shape &sb,
     accA *= sa.dims[d];
     accB *= sb.dims[d];
   }
-  int64_t inner = so.dims[rank - 1];
-  int64_t rows = n / inner;
-  int64_t ia = strideA[rank - 1], ib = strideB[rank - 1];
-#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t offA = 0, offB = 0, rest = r;
-    for (int d = rank - 2; d >= 0; --d) {
-      int64_t index = rest % so.dims[d];
-      rest /= so.dims[d];
-      offA += index * strideA[d];
-      offB += index * strideB[d];
+  // Merged axes, outermost first.
+  int64_t dims[kMaxRank], stA[kMaxRank], stB[kMaxRank];
+  int merged = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (so.dims[d] == 1)
+      continue;
+    if (merged > 0 && stA[merged - 1] == strideA[d] * so.dims[d] &&
+        stB[merged - 1] == strideB[d] * so.dims[d]) {
+      dims[merged - 1] *= so.dims[d];
+      stA[merged - 1] = strideA[d];
+      stB[merged - 1] = strideB[d];
+      continue;
     }
-    const float *pa = a + offA;
-    const float *pb = b + offB;
-    float *po = out + r * inner;
-    for (int64_t j = 0; j < inner; ++j)
-      po[j] = fn(pa[j * ia], pb[j * ib]);
+    dims[merged] = so.dims[d];
+    stA[merged] = strideA[d];
+    stB[merged] = strideB[d];
+    ++merged;
+  }
+  if (merged == 0) { // every axis of size 1
+    out[0] = fn(a[0], b[0]);
+    return;
+  }
+  const int64_t inner = dims[merged - 1];
+  const int64_t ia = stA[merged - 1], ib = stB[merged - 1];
+  const int64_t rows = n / inner;
+  const int outerAxes = merged - 1;
+  constexpr int64_t kRowsPerBlock = 256;
+  const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    int64_t first = blk * kRowsPerBlock;
+    int64_t last = std::min(rows, first + kRowsPerBlock);
+    // The index of row `first` on every outer axis, and its offsets.
+    int64_t index[kMaxRank] = {};
+    int64_t offA = 0, offB = 0, rest = first;
+    for (int d = outerAxes - 1; d >= 0; --d) {
+      index[d] = rest % dims[d];
+      rest /= dims[d];
+      offA += index[d] * stA[d];
+      offB += index[d] * stB[d];
+    }
+    for (int64_t r = first; r < last; ++r) {
+      binaryRow(a + offA, ia, b + offB, ib, out + r * inner, inner, fn);
+      for (int d = outerAxes - 1; d >= 0; --d) {
+        offA += stA[d];
+        offB += stB[d];
+        if (++index[d] < dims[d])
+          break;
+        offA -= stA[d] * dims[d];
+        offB -= stB[d] * dims[d];
+        index[d] = 0;
+      }
+    }
   }
 }
+
+/// The graph operations below walk a vertex's edges once per block of this
+/// many columns of the rows, with one accumulator per column: each edge's
+/// row is read a block at a time rather than one column per walk (the
+/// order of the operations on every element stays the same: edges in order).
+constexpr int64_t kColumns = 64;
 
 template <typename Update, typename Finish>
 void scatterWith(const Graph &g, Side by, const float *in, int64_t row,
@@ -99,11 +236,19 @@ void scatterWith(const Graph &g, Side by, const float *in, int64_t row,
 #pragma omp parallel for schedule(dynamic, 64) if (count * row > 4096)
   for (int64_t v = 0; v < count; ++v) {
     int64_t begin = ptr[v], end = ptr[v + 1];
-    for (int64_t j = 0; j < row; ++j) {
-      float acc = 0.0f;
-      for (int64_t k = begin; k < end; ++k)
-        acc = update(acc, in[edges[k] * row + j], k == begin);
-      out[v * row + j] = end > begin ? finish(acc, v, j, begin, end) : acc;
+    for (int64_t j0 = 0; j0 < row; j0 += kColumns) {
+      const int64_t width = std::min(kColumns, row - j0);
+      float acc[kColumns];
+      for (int64_t j = 0; j < width; ++j)
+        acc[j] = 0.0f;
+      for (int64_t k = begin; k < end; ++k) {
+        const float *x = in + edges[k] * row + j0;
+        for (int64_t j = 0; j < width; ++j)
+          acc[j] = update(acc[j], x[j], k == begin);
+      }
+      for (int64_t j = 0; j < width; ++j)
+        out[v * row + j0 + j] =
+            end > begin ? finish(acc[j], v, j0 + j, begin, end) : acc[j];
     }
   }
 }
@@ -122,12 +267,25 @@ void scatterSelect(const Graph &g, Side by, const float *in, int64_t row,
     int64_t begin = ptr[v], end = ptr[v + 1];
     if (begin == end)
       continue;
-    for (int64_t j = 0; j < row; ++j) {
-      int64_t best = edges[begin];
-      for (int64_t k = begin + 1; k < end; ++k)
-        if (better(in[edges[k] * row + j], in[best * row + j]))
-          best = edges[k];
-      out[best * row + j] = 1.0f;
+    for (int64_t j0 = 0; j0 < row; j0 += kColumns) {
+      const int64_t width = std::min(kColumns, row - j0);
+      int64_t best[kColumns];
+      float bestValue[kColumns];
+      const float *first = in + edges[begin] * row + j0;
+      for (int64_t j = 0; j < width; ++j) {
+        best[j] = edges[begin];
+        bestValue[j] = first[j];
+      }
+      for (int64_t k = begin + 1; k < end; ++k) {
+        const float *x = in + edges[k] * row + j0;
+        for (int64_t j = 0; j < width; ++j)
+          if (better(x[j], bestValue[j])) {
+            best[j] = edges[k];
+            bestValue[j] = x[j];
+          }
+      }
+      for (int64_t j = 0; j < width; ++j)
+        out[best[j] * row + j0 + j] = 1.0f;
     }
   }
 }
@@ -209,10 +367,10 @@ void softmaxWith(const float *in, float *out, int64_t outer, int64_t len,
         mx = std::max(mx, x[j * inner]);
       float sum = 0.0f;
       for (int64_t j = 0; j < len; ++j)
-        sum += std::exp(x[j * inner] - mx);
+        sum += simdExp(x[j * inner] - mx);
       for (int64_t j = 0; j < len; ++j)
         y[j * inner] = Log ? x[j * inner] - mx - std::log(sum)
-                           : std::exp(x[j * inner] - mx) / sum;
+                           : simdExp(x[j * inner] - mx) / sum;
     }
 }
 
@@ -264,16 +422,66 @@ Status gnnc::rt::checkBatch(const BatchedGraph &g) {
 // Dropout and graph facts
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// Elements [begin, begin + n) of a dropout: kept elements are scaled, the
+/// others are 0. The hash is 64-bit integer arithmetic: AVX-512 vectorises it
+/// (vpmullq), the other clones run it element by element, independent
+/// iterations the core overlaps. A block of elements that are all +0.0 (the
+/// bulk of sparse input features, such as bag-of-words rows) gives +0.0
+/// whatever the mask, so its hashes are skipped.
+GNNC_MULTIVERSION
+void dropoutRange(const float *__restrict in, float *__restrict out,
+                  int64_t begin, int64_t n, uint64_t seed, uint64_t threshold,
+                  float scale) {
+  const int64_t limit = static_cast<int64_t>(threshold);
+  auto element = [&](int64_t i) {
+    uint64_t index = static_cast<uint64_t>(begin + i);
+    bool keep = static_cast<int64_t>(dropoutBits(seed, index)) >= limit;
+    return keep ? in[i] * scale : 0.0f;
+  };
+  constexpr int64_t kBlock = 16;
+  const int64_t blocks = n / kBlock * kBlock;
+  for (int64_t b = 0; b < blocks; b += kBlock) {
+    uint32_t bits = 0;
+#pragma omp simd reduction(| : bits)
+    for (int64_t i = 0; i < kBlock; ++i) {
+      uint32_t x;
+      std::memcpy(&x, in + b + i, sizeof(float));
+      bits |= x;
+    }
+    if (bits == 0) {
+#pragma omp simd
+      for (int64_t i = 0; i < kBlock; ++i)
+        out[b + i] = 0.0f;
+      continue;
+    }
+#pragma omp simd
+    for (int64_t i = b; i < b + kBlock; ++i)
+      out[i] = element(i);
+  }
+  for (int64_t i = blocks; i < n; ++i)
+    out[i] = element(i);
+}
+
+} // namespace
+
 void gnnc::rt::dropout(const float *in, float *out, int64_t n, double p,
                        uint64_t seed, bool training) {
   if (!training || p <= 0) {
     copy(in, out, n);
     return;
   }
-#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
-  for (int64_t i = 0; i < n; ++i) {
-    float keep = dropoutKeep(true, seed, static_cast<uint64_t>(i), p);
-    out[i] = keep > 0.0f ? in[i] * keep : 0.0f;
+  // dropoutKeep's test and scale, computed once.
+  const uint64_t threshold = dropoutThreshold(p);
+  const float scale = static_cast<float>(1.0 / (1.0 - p));
+  constexpr int64_t kChunk = 1 << 14;
+  int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
+  for (int64_t c = 0; c < chunks; ++c) {
+    int64_t begin = c * kChunk;
+    dropoutRange(in + begin, out + begin, begin, std::min(kChunk, n - begin),
+                 seed, threshold, scale);
   }
 }
 
@@ -310,7 +518,7 @@ void gnnc::rt::neg(const float *x, float *y, int64_t n) {
   unaryMap(x, y, n, [](float v) { return -v; });
 }
 void gnnc::rt::exp(const float *x, float *y, int64_t n) {
-  unaryMap(x, y, n, [](float v) { return std::exp(v); });
+  expFamily(x, y, n, ExpFn::Exp, 0.0f);
 }
 void gnnc::rt::log(const float *x, float *y, int64_t n) {
   unaryMap(x, y, n, [](float v) { return std::log(v); });
@@ -328,7 +536,7 @@ void gnnc::rt::relu(const float *x, float *y, int64_t n) {
   unaryMap(x, y, n, [](float v) { return v > 0.0f ? v : 0.0f; });
 }
 void gnnc::rt::sigmoid(const float *x, float *y, int64_t n) {
-  unaryMap(x, y, n, [](float v) { return 1.0f / (1.0f + std::exp(-v)); });
+  expFamily(x, y, n, ExpFn::Sigmoid, 0.0f);
 }
 void gnnc::rt::tanh(const float *x, float *y, int64_t n) {
   unaryMap(x, y, n, [](float v) { return std::tanh(v); });
@@ -342,9 +550,7 @@ void gnnc::rt::erf(const float *x, float *y, int64_t n) {
   unaryMap(x, y, n, [](float v) { return std::erf(v); });
 }
 void gnnc::rt::elu(const float *x, float *y, int64_t n, float alpha) {
-  unaryMap(x, y, n, [alpha](float v) {
-    return v > 0.0f ? v : alpha * (std::exp(v) - 1.0f);
-  });
+  expFamily(x, y, n, ExpFn::Elu, alpha);
 }
 void gnnc::rt::leakyRelu(const float *x, float *y, int64_t n, float alpha) {
   unaryMap(x, y, n, [alpha](float v) { return v > 0.0f ? v : alpha * v; });
@@ -397,22 +603,56 @@ void gnnc::rt::broadcastTo(const float *in, const Shape &si, float *out,
 
 void gnnc::rt::matmul(const float *a, const float *w, float *out, int64_t rows,
                       int64_t k, int64_t n) {
+  matmulT(a, false, w, false, out, rows, k, n);
+}
+
+void gnnc::rt::matmulT(const float *a, bool transA, const float *w, bool transW,
+                       float *out, int64_t rows, int64_t k, int64_t n) {
   if (rows <= 0 || n <= 0)
     return;
   if (k <= 0) {
     fill(out, rows * n, 0.0f);
     return;
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows),
-              static_cast<int>(n), static_cast<int>(k), 1.0f, a,
-              static_cast<int>(k), w, static_cast<int>(n), 0.0f, out,
-              static_cast<int>(n));
+  // Row-major leading dimensions of a and w as stored.
+  int lda = static_cast<int>(transA ? rows : k);
+  int ldw = static_cast<int>(transW ? k : n);
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transW ? CblasTrans : CblasNoTrans, static_cast<int>(rows),
+              static_cast<int>(n), static_cast<int>(k), 1.0f, a, lda, w, ldw,
+              0.0f, out, static_cast<int>(n));
 }
 
 void gnnc::rt::reduceSum(const float *in, float *out, int64_t outer,
                          int64_t len, int64_t inner) {
-  reduceWith(in, out, outer, len, inner,
-             [](float acc, float x, bool) { return acc + x; });
+  if (inner == 1) { // row sums
+#pragma omp parallel for schedule(static) if (outer * len > kParallelThreshold)
+    for (int64_t o = 0; o < outer; ++o) {
+      const float *row = in + o * len;
+      float acc = 0.0f;
+      for (int64_t j = 0; j < len; ++j)
+        acc += row[j];
+      out[o] = acc;
+    }
+    return;
+  }
+  // Column sums (the vertex axis of a [N, ...] tensor, the backward's bias
+  // gradients): rows are added one after the other into the output row, so
+  // every element is still summed from 0 in index order, and the loop over
+  // the row is contiguous and vectorised.
+#pragma omp parallel for schedule(static) if (outer * len * inner >            \
+                                                  kParallelThreshold)
+  for (int64_t o = 0; o < outer; ++o) {
+    float *__restrict acc = out + o * inner;
+    for (int64_t i = 0; i < inner; ++i)
+      acc[i] = 0.0f;
+    for (int64_t j = 0; j < len; ++j) {
+      const float *__restrict row = in + (o * len + j) * inner;
+#pragma omp simd
+      for (int64_t i = 0; i < inner; ++i)
+        acc[i] += row[i];
+    }
+  }
 }
 void gnnc::rt::reduceMean(const float *in, float *out, int64_t outer,
                           int64_t len, int64_t inner) {
@@ -464,12 +704,19 @@ void gnnc::rt::copyRows(const float *in, int64_t inStride, float *out,
 
 void gnnc::rt::transpose(const float *in, float *out, int64_t batch, int64_t a,
                          int64_t b) {
+  // In tiles of 32 x 32, so that both sides are read and written a cache
+  // line at a time.
+  constexpr int64_t kTile = 32;
 #pragma omp parallel for schedule(static) if (batch * a * b >                  \
                                                   kParallelThreshold)
   for (int64_t r = 0; r < batch; ++r)
-    for (int64_t i = 0; i < a; ++i)
-      for (int64_t j = 0; j < b; ++j)
-        out[r * a * b + j * a + i] = in[r * a * b + i * b + j];
+    for (int64_t i0 = 0; i0 < a; i0 += kTile)
+      for (int64_t j0 = 0; j0 < b; j0 += kTile) {
+        int64_t i1 = std::min(a, i0 + kTile), j1 = std::min(b, j0 + kTile);
+        for (int64_t i = i0; i < i1; ++i)
+          for (int64_t j = j0; j < j1; ++j)
+            out[r * a * b + j * a + i] = in[r * a * b + i * b + j];
+      }
 }
 
 //===----------------------------------------------------------------------===//
@@ -482,6 +729,33 @@ void gnnc::rt::gather(const int64_t *index, int64_t count, const float *in,
   for (int64_t e = 0; e < count; ++e)
     for (int64_t j = 0; j < row; ++j)
       out[e * row + j] = in[index[e] * row + j];
+}
+
+void gnnc::rt::gatherDot(const int64_t *xIndex, const float *x,
+                         const int64_t *yIndex, const float *y, int64_t count,
+                         int64_t row, float *out) {
+  // The rows of the edge kAhead places ahead are prefetched: the indices
+  // follow the edge ids, not the memory order of x and y.
+  constexpr int64_t kAhead = 16;
+#pragma omp parallel for schedule(static) if (count * row > kParallelThreshold)
+  for (int64_t e = 0; e < count; ++e) {
+    if (e + kAhead < count)
+      for (int64_t j = 0; j < row; j += 16) {
+#if defined(__GNUC__) || defined(__clang__)
+        __builtin_prefetch(x + xIndex[e + kAhead] * row + j);
+        __builtin_prefetch(y + yIndex[e + kAhead] * row + j);
+#endif
+      }
+    const float *a = x + xIndex[e] * row;
+    const float *b = y + yIndex[e] * row;
+    float acc = 0.0f;
+    for (int64_t j = 0; j < row; ++j) {
+      // The product is rounded before the sum, as mul then reduceSum do.
+      float product = a[j] * b[j];
+      acc += product;
+    }
+    out[e] = acc;
+  }
 }
 
 void gnnc::rt::splat(const float *row, int64_t rowSize, int64_t count,
@@ -521,16 +795,33 @@ void gnnc::rt::scatterMin(const Graph &g, Side by, const float *in, int64_t row,
 }
 void gnnc::rt::scatterLogSumExp(const Graph &g, Side by, const float *in,
                                 int64_t row, float *out) {
+  const int64_t *ptr = ptrOf(g, by);
   const int64_t *edges = edgesOf(g, by);
-  scatterWith(
-      g, by, in, row, out,
-      [](float acc, float x, bool first) { return first || x > acc ? x : acc; },
-      [&](float mx, int64_t, int64_t j, int64_t begin, int64_t end) {
-        float sum = 0.0f;
-        for (int64_t k = begin; k < end; ++k)
-          sum += std::exp(in[edges[k] * row + j] - mx);
-        return mx + std::log(sum);
-      });
+  int64_t count = countOf(g, by);
+#pragma omp parallel for schedule(dynamic, 64) if (count * row > 4096)
+  for (int64_t v = 0; v < count; ++v) {
+    int64_t begin = ptr[v], end = ptr[v + 1];
+    for (int64_t j0 = 0; j0 < row; j0 += kColumns) {
+      const int64_t width = std::min(kColumns, row - j0);
+      float mx[kColumns], sum[kColumns];
+      for (int64_t j = 0; j < width; ++j) {
+        mx[j] = 0.0f;
+        sum[j] = 0.0f;
+      }
+      for (int64_t k = begin; k < end; ++k) {
+        const float *x = in + edges[k] * row + j0;
+        for (int64_t j = 0; j < width; ++j)
+          mx[j] = k == begin || x[j] > mx[j] ? x[j] : mx[j];
+      }
+      for (int64_t k = begin; k < end; ++k) {
+        const float *x = in + edges[k] * row + j0;
+        for (int64_t j = 0; j < width; ++j)
+          sum[j] += simdExp(x[j] - mx[j]);
+      }
+      for (int64_t j = 0; j < width; ++j)
+        out[v * row + j0 + j] = end > begin ? mx[j] + std::log(sum[j]) : 0.0f;
+    }
+  }
 }
 
 void gnnc::rt::scatterSelectMax(const Graph &g, Side by, const float *in,
@@ -556,16 +847,29 @@ void gnnc::rt::edgeSoftmax(const Graph &g, Side by, const float *in,
     int64_t begin = ptr[v], end = ptr[v + 1];
     if (begin == end)
       continue;
-    for (int64_t j = 0; j < row; ++j) {
-      float mx = in[edges[begin] * row + j];
-      for (int64_t k = begin; k < end; ++k)
-        mx = std::max(mx, in[edges[k] * row + j]);
-      float sum = 0.0f;
-      for (int64_t k = begin; k < end; ++k)
-        sum += std::exp(in[edges[k] * row + j] - mx);
+    for (int64_t j0 = 0; j0 < row; j0 += kColumns) {
+      const int64_t width = std::min(kColumns, row - j0);
+      float mx[kColumns], sum[kColumns];
+      const float *first = in + edges[begin] * row + j0;
+      for (int64_t j = 0; j < width; ++j) {
+        mx[j] = first[j];
+        sum[j] = 0.0f;
+      }
       for (int64_t k = begin; k < end; ++k) {
-        float &x = out[edges[k] * row + j];
-        x = std::exp(in[edges[k] * row + j] - mx) / sum;
+        const float *x = in + edges[k] * row + j0;
+        for (int64_t j = 0; j < width; ++j)
+          mx[j] = std::max(mx[j], x[j]);
+      }
+      for (int64_t k = begin; k < end; ++k) {
+        const float *x = in + edges[k] * row + j0;
+        for (int64_t j = 0; j < width; ++j)
+          sum[j] += simdExp(x[j] - mx[j]);
+      }
+      for (int64_t k = begin; k < end; ++k) {
+        const float *x = in + edges[k] * row + j0;
+        float *y = out + edges[k] * row + j0;
+        for (int64_t j = 0; j < width; ++j)
+          y[j] = simdExp(x[j] - mx[j]) / sum[j];
       }
     }
   }

@@ -246,10 +246,12 @@ public:
     }
   }
 
-  /// Runs the entry point on `inputs` (every tensor argument, in order).
+  /// Runs the entry point on `inputs` (every tensor argument, in order);
+  /// the results marked in `null` get a null pointer.
   ::testing::AssertionResult run(const std::vector<Array> &inputs,
                                  bool training, uint64_t seed,
-                                 std::vector<Array> &outputs) {
+                                 std::vector<Array> &outputs,
+                                 const std::vector<bool> &null = {}) {
     if (inputs.size() != static_cast<size_t>(entry.numArgs))
       return ::testing::AssertionFailure()
              << entry.name << " takes " << entry.numArgs << " tensors";
@@ -272,8 +274,8 @@ public:
       a.data.assign(n, std::numeric_limits<float>::quiet_NaN());
       outputs.push_back(std::move(a));
     }
-    for (Array &a : outputs)
-      out.push_back(a.data.data());
+    for (auto [i, a] : llvm::enumerate(outputs))
+      out.push_back(i < null.size() && null[i] ? nullptr : a.data.data());
     size_t bytes = entry.workspaceBytes(args);
     if (bytes % rt::kWorkspaceAlign != 0)
       return ::testing::AssertionFailure()
@@ -609,6 +611,32 @@ TEST_P(CppTraining, TrainAndBackwardMatchInterpreter) {
       expectInterpreter(grads, *trainingIR, name + ".backward", graph,
                         backwardInputs, training, backward, name + ".backward",
                         kGradientTolerance);
+
+      // The gradients of the inputs may be null (docs/abi.md): the other
+      // results stay exactly the same.
+      std::vector<bool> null(backward.numResults, false);
+      bool anyNull = false;
+      for (int k = 0; k < backward.numResults; ++k) {
+        if (llvm::StringRef(backward.results[k].role) != "grad")
+          continue;
+        for (int i = 0; i < backward.numArgs; ++i)
+          if (llvm::StringRef(backward.args[i].role) == "input" &&
+              llvm::StringRef(backward.args[i].name) ==
+                  backward.results[k].name)
+            null[k] = anyNull = true;
+      }
+      if (anyNull) {
+        std::vector<Array> some;
+        ASSERT_TRUE(backwardCall.run(backwardInputs, training, 0, some, null));
+        for (int k = 0; k < backward.numResults; ++k) {
+          if (null[k])
+            continue;
+          EXPECT_EQ(0, std::memcmp(some[k].data.data(), grads[k].data.data(),
+                                   grads[k].data.size() * sizeof(float)))
+              << backward.results[k].name
+              << " differs when the gradients of the inputs are null";
+        }
+      }
 
       // The unfused oracle: gnn-autodiff's backward recomputes everything.
       std::vector<Array> oracleInputs = inputs;

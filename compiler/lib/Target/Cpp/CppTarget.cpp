@@ -40,6 +40,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -217,6 +218,9 @@ struct HostFunc {
     std::string role;  // output, grad, saved
     std::string field; // grads.<field> when packed
     std::string of;    // grad_of / saved name
+    /// The gradient of an input (not of a parameter) of a backward: the
+    /// caller may pass null, and the ops that only it needs are skipped.
+    bool optional = false;
   };
   std::vector<Result> results;
   bool packGrads = false;
@@ -328,6 +332,12 @@ std::string cTypeOf(Type t) {
   return "int64_t";
 }
 
+/// How many edges ahead an edge loop prefetches the rows it gathers
+/// (measured on R-MAT graphs beyond the last-level cache: 16 to 64 edges
+/// ahead are within a few percent of each other for rows of 64 to 1024
+/// bytes; rows of at most a cache line want twice as many).
+constexpr int64_t kPrefetchDistance = 32;
+
 class KernelPrinter {
 public:
   KernelPrinter(const KernelInfo &info, SourceFiles &sources, CodeWriter &w)
@@ -343,7 +353,8 @@ private:
   LogicalResult printFor(scf::ForOp loop);
   LogicalResult printVertices(gnnk::ForVerticesOp loop);
   LogicalResult printEdges(gnnk::ForEdgesOp loop);
-  std::string index(Value memref, ValueRange indices);
+  void printGatheredRows(gnnk::ForEdgesOp loop);
+  std::string index(Value memref, ValueRange indices, unsigned from = 0);
   bool inlinable(Operation *op);
   bool simdSafe(scf::ForOp loop);
   void setSource(Operation *op);
@@ -356,11 +367,15 @@ private:
   Namer namer;
   DenseMap<Value, std::string> names;
   DenseMap<Value, Value> viewOf; // reinterpret_cast -> source
+  /// Inside an edge loop: the row pointer of each input row read at the
+  /// neighbour or the edge (keyed by the input and that index value).
+  DenseMap<std::pair<Value, Value>, std::string> rowPointers;
   unsigned loopDepth = 0;
   unsigned temps = 0;
   SourceLine lastComment;
   // Graph arrays used by the kernel.
   bool usesNeighbour = false, usesEdge = false, usesPtr = false;
+  bool usesNumEdges = false;
   gnnk::Side side = gnnk::Side::dst;
 };
 
@@ -374,8 +389,10 @@ void KernelPrinter::setSource(Operation *op) {
 }
 
 /// The flat index of `indices` into `memref` (row-major, static strides
-/// behind a leading `?`).
-std::string KernelPrinter::index(Value memref, ValueRange indices) {
+/// behind a leading `?`), counting from index `from` (the offset inside a
+/// row when `from` is 1).
+std::string KernelPrinter::index(Value memref, ValueRange indices,
+                                 unsigned from) {
   auto type = cast<MemRefType>(memref.getType());
   ArrayRef<int64_t> shape = type.getShape();
   SmallVector<int64_t> strides(shape.size(), 1);
@@ -383,6 +400,8 @@ std::string KernelPrinter::index(Value memref, ValueRange indices) {
     strides[i] = strides[i + 1] * shape[i + 1];
   std::string out;
   for (auto [i, idx] : llvm::enumerate(indices)) {
+    if (i < from)
+      continue;
     if (auto c = idx.getDefiningOp<arith::ConstantIndexOp>())
       if (c.value() == 0)
         continue;
@@ -548,8 +567,11 @@ FailureOr<Expr> KernelPrinter::build(Operation *op) {
                         wrap(expr(o.getIn()), kCond) + ")",
                     kPrimary};
       })
-      .Case<math::ExpOp>(
-          [&](auto o) { return call("std::exp", o.getOperand()); })
+      // rt::simdExp vectorises (std::exp does not without -ffast-math).
+      .Case<math::ExpOp>([&](math::ExpOp o) {
+        return call(o.getType().isF32() ? "rt::simdExp" : "std::exp",
+                    o.getOperand());
+      })
       .Case<math::LogOp>(
           [&](auto o) { return call("std::log", o.getOperand()); })
       .Case<math::SqrtOp>(
@@ -584,6 +606,12 @@ FailureOr<Expr> KernelPrinter::build(Operation *op) {
         if (type.getRank() == 0 && !isa<BlockArgument>(m) &&
             isa_and_nonnull<memref::AllocaOp>(m.getDefiningOp()))
           return Expr{base, kPrimary};
+        if (!o.getIndices().empty()) {
+          auto row = rowPointers.find({m, o.getIndices()[0]});
+          if (row != rowPointers.end())
+            return Expr{row->second + "[" + index(m, o.getIndices(), 1) + "]",
+                        kPrimary};
+        }
         return Expr{base + "[" + index(m, o.getIndices()) + "]", kPrimary};
       })
       .Case<gnnk::DegreeOp>([&](gnnk::DegreeOp o) {
@@ -713,11 +741,78 @@ LogicalResult KernelPrinter::printEdges(gnnk::ForEdgesOp loop) {
   namer.reserve("e");
   namer.reserve("u");
   namer.reserve("at");
+  printGatheredRows(loop);
   LogicalResult r = printBlock(*loop.getBodyBlock());
+  rowPointers.clear();
   w.dedent();
   w.setSource(primaryLoc(loop.getLoc()).toLine());
   w.line("}");
   return r;
+}
+
+/// The input rows an edge reads at its neighbour or at itself are gathered
+/// from addresses that only the graph knows, so the hardware prefetchers do
+/// not see them coming and a plain loop waits for memory on every edge. The
+/// loop asks for the rows of a later edge of the CSR (or CSC) order in
+/// advance, `kPrefetchDistance` places ahead, across vertices, and reads
+/// each row through a pointer to it (contiguous loads, which GCC otherwise
+/// turns into gathers when it vectorises across unrolled edges).
+void KernelPrinter::printGatheredRows(gnnk::ForEdgesOp loop) {
+  bool dst = loop.getBy() == gnnk::Side::dst;
+  Block &entry = kernel.getBody().front();
+  SmallVector<std::pair<Value, Value>, 4> rows;
+  loop.getBodyBlock()->walk([&](memref::LoadOp load) {
+    auto arg = dyn_cast<BlockArgument>(load.getMemRef());
+    if (!arg || arg.getOwner() != &entry || load.getIndices().empty())
+      return;
+    Value at = load.getIndices()[0];
+    if (at != loop.getNeighbour() && at != loop.getEdge())
+      return;
+    if (!llvm::is_contained(rows, std::make_pair(Value(arg), at)))
+      rows.push_back({arg, at});
+  });
+  if (rows.empty())
+    return;
+  auto rowSize = [](Value m) {
+    ArrayRef<int64_t> shape = cast<MemRefType>(m.getType()).getShape();
+    int64_t n = 1;
+    for (int64_t d : shape.drop_front())
+      n *= d;
+    return n;
+  };
+  // Rows of a cache line or less (64 bytes) in all: twice as far ahead.
+  int64_t bytes = 0;
+  for (auto &[m, at] : rows)
+    bytes += 4 * rowSize(m);
+  int64_t distance = bytes <= 64 ? 2 * kPrefetchDistance : kPrefetchDistance;
+  std::string ahead = "at + " + std::to_string(distance);
+  usesNumEdges = true;
+  w.line("// Prefetch the rows of the edge " + std::to_string(distance) +
+         " places ahead.");
+  w.line("if (" + ahead + " < num_edges) {");
+  w.indent();
+  for (auto &[m, at] : rows) {
+    bool byNeighbour = at == loop.getNeighbour();
+    std::string array = byNeighbour ? (dst ? "in_src" : "out_dst")
+                                    : (dst ? "in_edge" : "out_edge");
+    usesNeighbour = usesNeighbour || byNeighbour;
+    usesEdge = usesEdge || !byNeighbour;
+    int64_t n = rowSize(m);
+    w.line("rt::prefetchRow<" + std::to_string(n) + ">(" + names[m] + " + " +
+           array + "[" + ahead + "]" +
+           (n == 1 ? "" : " * " + std::to_string(n)) + ");");
+  }
+  w.dedent();
+  w.line("}");
+  for (auto &[m, at] : rows) {
+    bool byNeighbour = at == loop.getNeighbour();
+    std::string name = fresh(names[m] + (byNeighbour ? "_u" : "_e"));
+    int64_t n = rowSize(m);
+    w.line("const float *" + name + " = " + names[m] + " + " +
+           (byNeighbour ? "u" : "e") +
+           (n == 1 ? "" : " * " + std::to_string(n)) + ";");
+    rowPointers[{m, at}] = name;
+  }
 }
 
 LogicalResult KernelPrinter::printBlock(Block &block) {
@@ -775,9 +870,11 @@ LogicalResult KernelPrinter::printOp(Operation &op) {
       base = "row";
     std::string name = fresh(base);
     names[alloca.getResult()] = name;
+    // A scalar flag (the first-edge flag) is an int, as the temporaries
+    // that read it in feature loops are (below).
     if (type.getRank() == 0)
-      w.line(elem + " " + name + " = " + (elem == "bool" ? "false" : "0") +
-             ";");
+      w.line((elem == "bool" ? "int" : elem) + " " + name + " = " +
+             (elem == "bool" ? "false" : "0") + ";");
     else
       w.line(elem + " " + name + "[" + std::to_string(type.getNumElements()) +
              "];");
@@ -814,9 +911,18 @@ LogicalResult KernelPrinter::printOp(Operation &op) {
     return success();
   setSource(&op);
   std::string name = fresh("t" + std::to_string(temps++));
-  w.line("const " + cTypeOf(op.getResult(0).getType()) + " " + name + " = " +
-         e->text + ";");
-  names[op.getResult(0)] = name;
+  Value result = op.getResult(0);
+  std::string type = cTypeOf(result.getType());
+  // A flag read inside a feature loop it is not defined in (the first-edge
+  // flag of an online softmax) is an int: GCC 12 does not vectorise a loop
+  // of few iterations that mixes a bool invariant with floats.
+  if (type == "bool" && llvm::any_of(result.getUsers(), [&](Operation *user) {
+        scf::ForOp loop = user->getParentOfType<scf::ForOp>();
+        return loop && !loop->isProperAncestor(&op);
+      }))
+    type = "int";
+  w.line("const " + type + " " + name + " = " + e->text + ";");
+  names[result] = name;
   return success();
 }
 
@@ -827,7 +933,7 @@ LogicalResult KernelPrinter::print() {
   namer.reserve("v");
   for (StringRef reserved :
        {"in_ptr", "in_src", "in_edge", "out_ptr", "out_dst", "out_edge",
-        "training", "seed", "i", "j", "k", "l", "e", "u", "at"})
+        "num_edges", "training", "seed", "i", "j", "k", "l", "e", "u", "at"})
     namer.reserve(reserved);
   for (unsigned i = 1; i < entry.getNumArguments(); ++i) {
     std::string base = i - 1 < info.argNames.size() ? info.argNames[i - 1]
@@ -874,6 +980,8 @@ LogicalResult KernelPrinter::print() {
   if (inner.usesEdge)
     w.line(std::string("const int64_t *") + (dst ? "in_edge" : "out_edge") +
            " = g." + (dst ? "inEdge" : "outEdge") + "().data();");
+  if (inner.usesNumEdges)
+    w.line("const int64_t num_edges = g.numEdges();");
   w.append(loops);
   w.dedent();
   w.setSource(home);
@@ -940,9 +1048,15 @@ private:
     Shape s = shapes.shape(v);
     return dims(v, 1, s.size());
   }
-  LogicalResult printOp(Operation *op, CodeWriter &w);
-  LogicalResult printCall(func::CallOp call, CodeWriter &w);
+  /// Prints `op` into `w`, the declarations of its buffers into `decl`.
+  LogicalResult printOp(Operation *op, CodeWriter &w, CodeWriter &decl);
+  LogicalResult printCall(func::CallOp call, CodeWriter &w, CodeWriter &decl);
   void declare(Value v, CodeWriter &w);
+  /// The condition under which `op` runs: "" (always), or "grad_x || ..."
+  /// when every result it contributes to is optional (may be null).
+  std::string guardOf(Operation *op) const;
+  /// The same for the results value `v` contributes to.
+  std::string guardOfValue(Value v) const;
   std::string valueName(Operation *op, Value result, unsigned ssa,
                         bool &meaningful);
 
@@ -981,6 +1095,29 @@ private:
   std::vector<bool> copyResult;
   /// Ops whose results reach the return (the others are not printed).
   DenseSet<Operation *> live;
+  /// The results of the function (by index) each value contributes to,
+  /// through the ops that read it; an op's set is the union of its
+  /// results'.
+  DenseMap<Value, llvm::SmallBitVector> valueFeeds;
+  DenseMap<Operation *, llvm::SmallBitVector> opFeeds;
+  bool hasOptionalResults = false;
+  std::string guardFor(const llvm::SmallBitVector &results) const;
+  /// Transposes of a matrix that only matmuls read: the matmul reads the
+  /// input through cblas_sgemm's CblasTrans instead (rt::matmulT), and the
+  /// transpose is a view of its input that prints nothing.
+  DenseSet<Operation *> absorbedTransposes;
+  /// `reduce sum` of a whole edge row of `mul(gather(x), gather(y))` (the
+  /// gradient of an edge weight): one pass over the edges that gathers both
+  /// rows (rt::gatherDot), keyed by the reduce, with the two gathers; the
+  /// gathers and the product print nothing.
+  DenseMap<Operation *, std::pair<gnn::GatherOp, gnn::GatherOp>> gatherDots;
+  DenseSet<Operation *> fusedIntoDot;
+  /// Ops that only name another buffer (attach, collect, reshape, absorbed
+  /// transposes).
+  bool isView(Operation *op) const {
+    return isa<gnn::AttachOp, gnn::CollectOp, gnn::ReshapeOp>(op) ||
+           absorbedTransposes.count(op);
+  }
   /// Whether a printed op reads `v`'s data (broadcast_like reads only the
   /// shape of its second operand, which is known without it).
   bool isUsed(Value v) const {
@@ -1093,6 +1230,38 @@ LogicalResult HostPrinter::plan() {
 
   // Values: names first, then where they live.
   Block &body = func.getBody().front();
+  for (Operation &op : body) {
+    auto t = dyn_cast<gnn::TransposeOp>(op);
+    if (!t || gnn::tensorOf(t.getInput()).isVertexOrEdge() ||
+        gnn::tensorOf(t.getInput()).getShape().size() != 2 ||
+        t.getResult().use_empty())
+      continue;
+    if (llvm::all_of(t.getResult().getUsers(),
+                     [](Operation *user) { return isa<gnn::MatmulOp>(user); }))
+      absorbedTransposes.insert(&op);
+  }
+  for (Operation &op : body) {
+    auto r = dyn_cast<gnn::ReduceOp>(op);
+    if (!r || r.getFn() != gnn::ReduceFn::sum ||
+        gnn::tensorOf(r.getInput()).getDomain() != Domain::edge ||
+        gnn::tensorOf(r.getInput()).getShape().size() != 1 ||
+        (r.getAxisAttr() && r.getAxisAttr().getInt() != 0))
+      continue;
+    auto m = r.getInput().getDefiningOp<gnn::BinaryOp>();
+    if (!m || m.getFn() != gnn::BinaryFn::mul || !m->hasOneUse())
+      continue;
+    auto a = m.getLhs().getDefiningOp<gnn::GatherOp>();
+    auto b = m.getRhs().getDefiningOp<gnn::GatherOp>();
+    if (!a || !b || a == b || !a->hasOneUse() || !b->hasOneUse() ||
+        a.getGraph() != b.getGraph() ||
+        a.getResult().getType() != m.getResult().getType() ||
+        b.getResult().getType() != m.getResult().getType())
+      continue;
+    gatherDots[&op] = {a, b};
+    fusedIntoDot.insert(a);
+    fusedIntoDot.insert(b);
+    fusedIntoDot.insert(m);
+  }
   for (Operation &op : llvm::reverse(body))
     if (isa<func::ReturnOp>(op) ||
         llvm::any_of(op.getResults(), [&](Value r) { return isUsed(r); }))
@@ -1104,10 +1273,15 @@ LogicalResult HostPrinter::plan() {
   for (Operation &op : body) {
     if (!live.count(&op))
       continue;
-    for (Value operand : op.getOperands()) {
+    SmallVector<Value, 4> operands(op.getOperands());
+    if (auto dot = gatherDots.find(&op); dot != gatherDots.end()) {
+      operands.push_back(dot->second.first.getInput());
+      operands.push_back(dot->second.second.getInput());
+    }
+    for (Value operand : operands) {
       Value root = operand;
       while (Operation *def = root.getDefiningOp()) {
-        if (!isa<gnn::AttachOp, gnn::CollectOp, gnn::ReshapeOp>(def))
+        if (!isView(def))
           break;
         root = def->getOperand(def->getNumOperands() - 1);
       }
@@ -1115,9 +1289,6 @@ LogicalResult HostPrinter::plan() {
       last = std::max(last, position[&op]);
     }
   }
-  auto isView = [](Operation *op) {
-    return isa<gnn::AttachOp, gnn::CollectOp, gnn::ReshapeOp>(op);
-  };
   unsigned ssa = 0;
   DenseMap<Value, std::pair<std::string, bool>> base;
   DenseMap<Value, unsigned> number;
@@ -1140,10 +1311,31 @@ LogicalResult HostPrinter::plan() {
         Value root = groupOf[in];
         groupOf[op.getResult(0)] = root;
         auto viewBase = base[op.getResult(0)];
-        if (viewBase.second && !base[root].second)
+        if (viewBase.second && !base[root].second &&
+            !absorbedTransposes.count(&op))
           base[root] = viewBase;
       }
     }
+  }
+  // What each value and op contributes to (for optional results).
+  unsigned numResults = f.results.size();
+  for (const HostFunc::Result &r : f.results)
+    hasOptionalResults = hasOptionalResults || r.optional;
+  for (Operation &op : llvm::reverse(body)) {
+    llvm::SmallBitVector all(numResults);
+    for (Value r : op.getResults()) {
+      llvm::SmallBitVector bits(numResults);
+      for (OpOperand &use : r.getUses()) {
+        Operation *user = use.getOwner();
+        if (isa<func::ReturnOp>(user))
+          bits.set(use.getOperandNumber());
+        else if (auto it = opFeeds.find(user); it != opFeeds.end())
+          bits |= it->second;
+      }
+      all |= bits;
+      valueFeeds[r] = std::move(bits);
+    }
+    opFeeds[&op] = std::move(all);
   }
   // Output placement: the buffer a result is a view of is the output.
   copyResult.assign(f.results.size(), true);
@@ -1162,6 +1354,23 @@ LogicalResult HostPrinter::plan() {
     Operation *def = root.getDefiningOp();
     if (!def || isa<gnn::ConstantOp>(def) || placed.count(root))
       continue;
+    // An optional output may be null: only what runs just for it (or a
+    // call that accepts null there too) may write into it.
+    if (f.results[i].optional) {
+      llvm::SmallBitVector only(numResults);
+      only.set(i);
+      auto call = dyn_cast<func::CallOp>(def);
+      bool passesNull = false;
+      if (call) {
+        auto callee = functions.find(call.getCallee().str());
+        unsigned k = cast<OpResult>(root).getResultNumber();
+        passesNull = callee != functions.end() &&
+                     callee->second->results[k].optional &&
+                     valueFeeds[root] == only;
+      }
+      if (!passesNull && opFeeds[def] != only)
+        continue;
+    }
     placed[root] = i;
     copyResult[i] = false;
   }
@@ -1189,7 +1398,7 @@ LogicalResult HostPrinter::plan() {
         s.kind = Storage::Alias;
         s.isConst = in.isConst;
         Value input = op.getOperand(op.getNumOperands() - 1);
-        bool own = base[r].second &&
+        bool own = base[r].second && !absorbedTransposes.count(&op) &&
                    (!base.count(input) || base[input].first != base[r].first);
         s.name = own ? namer.unique(base[r].first, std::to_string(number[r]))
                      : in.name;
@@ -1263,13 +1472,44 @@ void HostPrinter::declare(Value v, CodeWriter &w) {
          ");");
 }
 
-LogicalResult HostPrinter::printCall(func::CallOp call, CodeWriter &w) {
+std::string HostPrinter::guardFor(const llvm::SmallBitVector &results) const {
+  if (!hasOptionalResults || results.none())
+    return "";
+  std::string condition;
+  for (unsigned i : results.set_bits()) {
+    if (!f.results[i].optional)
+      return "";
+    condition += (condition.empty() ? "" : " || ") + f.results[i].name;
+  }
+  return condition;
+}
+
+std::string HostPrinter::guardOf(Operation *op) const {
+  // Views and constants declare variables; they cost nothing.
+  auto it = opFeeds.find(op);
+  if (isView(op) || isa<gnn::ConstantOp>(op) || it == opFeeds.end())
+    return "";
+  return guardFor(it->second);
+}
+
+std::string HostPrinter::guardOfValue(Value v) const {
+  auto it = valueFeeds.find(v);
+  return it == valueFeeds.end() ? "" : guardFor(it->second);
+}
+
+LogicalResult HostPrinter::printCall(func::CallOp call, CodeWriter &w,
+                                     CodeWriter &decl) {
   auto it = functions.find(call.getCallee().str());
   if (it == functions.end())
     return call.emitError("the C++ printer cannot call @") << call.getCallee();
   HostFunc &callee = *it->second;
-  for (Value r : call.getResults())
-    declare(r, w);
+  // An optional result of the callee that nothing reads is not computed.
+  auto unread = [&](unsigned r) {
+    return callee.results[r].optional && call.getResult(r).use_empty();
+  };
+  for (auto [r, result] : llvm::enumerate(call.getResults()))
+    if (!unread(r))
+      declare(result, decl);
   ArrayRef<Dim> calleeSyms = shapes.calleeSymbols(call);
   // The callee's workspace follows its layout.
   StringRef calleeName = call.getCallee();
@@ -1304,6 +1544,7 @@ LogicalResult HostPrinter::printCall(func::CallOp call, CodeWriter &w) {
   }
   std::vector<std::string> gradPtrs(callee.params ? callee.params->fields.size()
                                                   : 0);
+  std::string callGuard = guardOf(call);
   for (auto [r, result] : llvm::enumerate(call.getResults())) {
     const HostFunc::Result &res = callee.results[r];
     if (!res.field.empty()) {
@@ -1312,7 +1553,14 @@ LogicalResult HostPrinter::printCall(func::CallOp call, CodeWriter &w) {
           gradPtrs[k] = ptr(result);
       continue;
     }
-    args.push_back(ptr(result));
+    std::string p = unread(r) ? "nullptr" : ptr(result);
+    // An optional result the caller only needs for its own optional
+    // results: asked for only when one of those is.
+    std::string guard = res.optional ? guardOfValue(result) : "";
+    if (!unread(r) && !guard.empty() && guard != callGuard &&
+        storage[result].kind == Storage::Buffer)
+      p = "(" + guard + ") ? " + p + " : nullptr";
+    args.push_back(p);
   }
   if (callee.packGrads) {
     std::string list = "{";
@@ -1334,7 +1582,8 @@ LogicalResult HostPrinter::printCall(func::CallOp call, CodeWriter &w) {
   return success();
 }
 
-LogicalResult HostPrinter::printOp(Operation *op, CodeWriter &w) {
+LogicalResult HostPrinter::printOp(Operation *op, CodeWriter &w,
+                                   CodeWriter &decl) {
   using namespace gnn;
   auto out = [&]() { return ptr(op->getResult(0)); };
   auto in = [&](Value v) { return ptr(v); };
@@ -1356,8 +1605,8 @@ LogicalResult HostPrinter::printOp(Operation *op, CodeWriter &w) {
   };
   for (Value r : op->getResults())
     if (isa<DomainTensorType>(r.getType()) && !isa<ConstantOp>(op) &&
-        !isa<AttachOp, CollectOp, ReshapeOp>(op) && !isa<func::CallOp>(op))
-      declare(r, w);
+        !isView(op) && !isa<func::CallOp>(op))
+      declare(r, decl);
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<InDegreeOp>([&](InDegreeOp d) -> LogicalResult {
         w.line("rt::inDegree(" + kernelGraph(d.getGraph()) + ", " + out() +
@@ -1495,12 +1744,44 @@ LogicalResult HostPrinter::printOp(Operation *op, CodeWriter &w) {
       .Case<MatmulOp>([&](MatmulOp m) -> LogicalResult {
         Shape a = shapes.shape(m.getLhs());
         Shape wgt = shapes.shape(m.getRhs());
-        w.line("rt::matmul(" + in(m.getLhs()) + ", " + in(m.getRhs()) + ", " +
-               out() + ", " + dims(m.getLhs(), 0, a.size() - 1) + ", " +
-               dim(wgt[0]) + ", " + dim(wgt[1]) + ");");
+        std::string sizes = dims(m.getLhs(), 0, a.size() - 1) + ", " +
+                            dim(wgt[0]) + ", " + dim(wgt[1]);
+        Operation *ta = m.getLhs().getDefiningOp();
+        Operation *tw = m.getRhs().getDefiningOp();
+        bool transA = ta && absorbedTransposes.count(ta);
+        bool transW = tw && absorbedTransposes.count(tw);
+        if (!transA && !transW) {
+          w.line("rt::matmul(" + in(m.getLhs()) + ", " + in(m.getRhs()) + ", " +
+                 out() + ", " + sizes + ");");
+          return success();
+        }
+        // The transposed operands are read in place (CblasTrans).
+        auto operand = [&](Operation *t, Value v, bool trans) {
+          return (trans ? in(t->getOperand(0)) + ", true" : in(v) + ", false");
+        };
+        w.line("rt::matmulT(" + operand(ta, m.getLhs(), transA) + ", " +
+               operand(tw, m.getRhs(), transW) + ", " + out() + ", " + sizes +
+               ");");
         return success();
       })
       .Case<ReduceOp, ReduceSelectOp>([&](auto r) -> LogicalResult {
+        if (auto dot = gatherDots.find(op); dot != gatherDots.end()) {
+          // Both rows of each edge are gathered and multiplied in one pass.
+          auto index = [&](GatherOp g) {
+            bool src = tensorOf(g.getInput()).getDomain() == Domain::src;
+            std::string gr = kernelGraph(g.getGraph());
+            std::string ends = src ? "edgeSrc()" : "edgeDst()";
+            return (gr[0] == '*' ? gr.substr(1) + "->" + ends
+                                 : gr + "." + ends) +
+                   ".data()";
+          };
+          GatherOp a = dot->second.first, b = dot->second.second;
+          w.line("rt::gatherDot(" + index(a) + ", " + in(a.getInput()) + ", " +
+                 index(b) + ", " + in(b.getInput()) + ", " +
+                 dims(a.getResult(), 0, 1) + ", " + rowSize(a.getResult()) +
+                 ", " + out() + ");");
+          return success();
+        }
         Value input = r.getInput();
         Shape s = shapes.shape(input);
         size_t offset = tensorOf(input).isVertexOrEdge() ? 1 : 0;
@@ -1574,8 +1855,9 @@ LogicalResult HostPrinter::printOp(Operation *op, CodeWriter &w) {
                ", seed), training);");
         return success();
       })
-      .Case<func::CallOp>(
-          [&](func::CallOp c) -> LogicalResult { return printCall(c, w); })
+      .Case<func::CallOp>([&](func::CallOp c) -> LogicalResult {
+        return printCall(c, w, decl);
+      })
       .Case<gnnk::LaunchOp>([&](gnnk::LaunchOp l) -> LogicalResult {
         auto it = kernels.find(l.getKernel().str());
         if (it == kernels.end())
@@ -1609,37 +1891,70 @@ LogicalResult HostPrinter::print(CodeWriter &w) {
   CodeWriter body;
   Block &block = func.getBody().front();
   SourceLine lastComment;
+  // Ops that only optional results need run inside `if (grad_x) { ... }`;
+  // consecutive ones under the same condition share a block, and the
+  // buffers they write are declared before it.
+  std::string openGuard;
+  auto closeGuard = [&]() {
+    if (openGuard.empty())
+      return;
+    body.dedent();
+    body.line("}");
+    openGuard.clear();
+  };
   for (Operation &op : block) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      closeGuard();
       body.setSource(primaryLoc(ret.getLoc()).toLine());
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
         if (!copyResult[i])
           continue;
         const HostFunc::Result &r = f.results[i];
-        body.line("rt::copy(" + ptr(v) + ", " +
-                  (r.field.empty() ? r.name : "grads." + r.field) + ", " +
-                  numel(v) + ");");
+        std::string copy = "rt::copy(" + ptr(v) + ", " +
+                           (r.field.empty() ? r.name : "grads." + r.field) +
+                           ", " + numel(v) + ");";
+        if (r.optional) {
+          body.line("if (" + r.name + ")");
+          body.indent();
+          body.line(copy);
+          body.dedent();
+        } else {
+          body.line(copy);
+        }
       }
       body.line("return rt::Status::success();");
       continue;
     }
-    if (!live.count(&op) || isa<gnn::RelationOp>(op))
+    if (!live.count(&op) || isa<gnn::RelationOp>(op) || fusedIntoDot.count(&op))
       continue;
     // Views that share their input's variable print nothing.
-    if (isa<gnn::AttachOp, gnn::CollectOp, gnn::ReshapeOp>(op) &&
-        !storage[op.getResult(0)].declared)
+    if (isView(&op) && !storage[op.getResult(0)].declared)
       continue;
     SmallVector<SourceLoc, 4> locs = allLocs(op.getLoc());
     SourceLine line = locs.empty() ? SourceLine() : locs.front().toLine();
-    if (line && line != lastComment) {
+    std::string guard = guardOf(&op);
+    CodeWriter decl, code;
+    decl.setSource(line);
+    code.setSource(line);
+    if (failed(printOp(&op, code, decl)))
+      return failure();
+    bool comment = line && line != lastComment;
+    if (guard != openGuard || (!guard.empty() && (comment || !decl.empty())))
+      closeGuard();
+    if (comment) {
       body.setSource(line);
       body.blank();
       writeLocationComment(body, sources, locs);
       lastComment = line;
     }
     body.setSource(line);
-    if (failed(printOp(&op, body)))
-      return failure();
+    body.append(decl);
+    if (!guard.empty() && openGuard.empty()) {
+      body.line("if (" + guard + ") {");
+      body.indent();
+      openGuard = guard;
+    }
+    body.append(code);
   }
 
   // The Layout struct: byte offsets of the workspace buffers (boilerplate,
@@ -2090,6 +2405,17 @@ LogicalResult ModulePrinter::planFunction(HostFunc &f) {
     for (auto [k, path] : llvm::enumerate(f.params->paths))
       f.results[gradOfParam[path]].field = f.params->fields[k];
   }
+  if (f.kind == "backward")
+    for (HostFunc::Result &res : f.results) {
+      if (res.role != "grad" || !res.field.empty())
+        continue;
+      for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+        auto name = func.getArgAttrOfType<StringAttr>(i, gnn::kNameAttrName);
+        if (f.args[i].kind == HostFunc::Arg::Input && name &&
+            name.getValue() == res.of)
+          res.optional = true;
+      }
+    }
   return success();
 }
 
@@ -2192,7 +2518,8 @@ void ModulePrinter::printDeclaration(CodeWriter &w, const HostFunc &f) {
       dims += (k ? ", " : "") + dimText(d, symName);
     w.line("///   " + (res.field.empty() ? res.name : "grads." + res.field) +
            ": f32[" + dims + "] (" + res.role +
-           (res.of.empty() ? "" : " of " + res.of) + ")");
+           (res.of.empty() ? "" : " of " + res.of) +
+           (res.optional ? "; may be null: not computed" : "") + ")");
   }
   std::string sizes;
   for (int s : f.shapes->explicitSymbols())

@@ -30,6 +30,7 @@
 #define GNNC_RUNTIME_OPS_H
 
 #include "gnnc/runtime/Graph.h"
+#include "gnnc/runtime/SimdMath.h"
 #include "gnnc/runtime/Status.h"
 
 #include <cstddef>
@@ -183,23 +184,63 @@ inline constexpr uint64_t mixSeed(int64_t opSeed, uint64_t stepSeed) {
   return static_cast<uint64_t>(opSeed) ^ k;
 }
 
-/// The multiplier of element `index` of a tensor dropped with probability
-/// `p` and (mixed) seed `seed`: in training 1 / (1 - p) (computed in double,
-/// rounded to float) when the element is kept and 0 when it is dropped; 1
-/// in inference. Kept means the top 53 bits of splitmix64(seed *
-/// 0x9E3779B97F4A7C15 + index), as a double in [0, 1), are >= p: the mask of
-/// gnn.dropout, gnnk.dropout_keep and interp::dropoutKeeps.
-inline float dropoutKeep(bool training, uint64_t seed, uint64_t index,
-                         double p) {
-  if (!training)
-    return 1.0f;
+/// The top 53 bits of splitmix64(seed * 0x9E3779B97F4A7C15 + index): the
+/// random number behind element `index` of a dropout mask, u = bits * 2^-53
+/// in [0, 1).
+inline constexpr uint64_t dropoutBits(uint64_t seed, uint64_t index) {
   uint64_t z = seed * 0x9E3779B97F4A7C15ull + index;
   z += 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;
-  double u = static_cast<double>(z >> 11) * 0x1.0p-53;
-  return u >= p ? static_cast<float>(1.0 / (1.0 - p)) : 0.0f;
+  return z >> 11;
+}
+
+/// The integer form of the test u >= p: an element is kept exactly when
+/// dropoutBits(seed, index) >= dropoutThreshold(p), ceil(p * 2^53) (0 for
+/// p <= 0: always kept; 2^53 for p >= 1 or NaN: never kept). u and p * 2^53
+/// are exact in double and the bits are an integer, so the two tests agree
+/// for every p.
+inline constexpr uint64_t dropoutThreshold(double p) {
+  if (p <= 0)
+    return 0;
+  if (!(p < 1))
+    return uint64_t{1} << 53;
+  double scaled = p * 0x1.0p53;
+  uint64_t floor = static_cast<uint64_t>(scaled);
+  return static_cast<double>(floor) < scaled ? floor + 1 : floor;
+}
+
+/// The multiplier of element `index` of a tensor dropped with probability
+/// `p` and (mixed) seed `seed`: in training 1 / (1 - p) (computed in double,
+/// rounded to float) when the element is kept and 0 when it is dropped; 1
+/// in inference. Kept means the top 53 bits of splitmix64(seed *
+/// 0x9E3779B97F4A7C15 + index), as a double in [0, 1), are >= p: the mask of
+/// gnn.dropout, gnnk.dropout_keep and interp::dropoutKeeps. Everything but
+/// the hash depends on `p` only, so a loop with a constant `p` computes the
+/// threshold and the scale once, and vectorises (the hash is 64-bit integer
+/// arithmetic).
+inline float dropoutKeep(bool training, uint64_t seed, uint64_t index,
+                         double p) {
+  if (!training)
+    return 1.0f;
+  // Both below are at most 2^53: the signed compare is the unsigned one, and
+  // vectorises on targets without unsigned 64-bit compares.
+  bool keep = static_cast<int64_t>(dropoutBits(seed, index)) >=
+              static_cast<int64_t>(dropoutThreshold(p));
+  return keep ? static_cast<float>(1.0 / (1.0 - p)) : 0.0f;
+}
+
+/// Asks for the cache lines of `row` (`Floats` floats) to be loaded: generated
+/// edge loops call it for the rows a later edge gathers. A hint only: the
+/// address need not be valid.
+template <int64_t Floats> inline void prefetchRow(const float *row) {
+#if defined(__GNUC__) || defined(__clang__)
+  for (int64_t i = 0; i < Floats; i += 64 / sizeof(float))
+    __builtin_prefetch(row + i);
+#else
+  (void)row;
+#endif
 }
 
 /// `out = in * mask` for dropout with probability `p` (the identity when not
@@ -269,6 +310,12 @@ void broadcastTo(const float *in, const Shape &si, float *out, const Shape &so);
 /// `out[rows, n] = a[rows, k] @ w[k, n]` (cblas_sgemm; zeros when k is 0).
 void matmul(const float *a, const float *w, float *out, int64_t rows, int64_t k,
             int64_t n);
+/// `out[rows, n] = op(a) @ op(w)`, where op(a) is a[rows, k] or, with
+/// `transA`, the transpose of a stored as [k, rows], and op(w) is w[k, n] or,
+/// with `transW`, the transpose of w stored as [n, k]: a matmul of a
+/// transposed operand without copying it (cblas_sgemm's CblasTrans).
+void matmulT(const float *a, bool transA, const float *w, bool transW,
+             float *out, int64_t rows, int64_t k, int64_t n);
 
 /// Reductions of the middle axis of `in` seen as [outer, len, inner] into
 /// `out` [outer, inner]: sums from 0 in index order, mean divides by len,
@@ -312,6 +359,12 @@ enum class Side { Dst, Src };
 /// g.edgeSrc() or g.edgeDst()).
 void gather(const int64_t *index, int64_t count, const float *in, int64_t row,
             float *out);
+/// `out[e] = sum over j of x[xIndex[e] * row + j] * y[yIndex[e] * row + j]`
+/// for each of `count` edges, summed from 0 in j order: the sum over the
+/// row of the product of two gathers (the gradient of an edge weight)
+/// without the [count, row] gathered rows.
+void gatherDot(const int64_t *xIndex, const float *x, const int64_t *yIndex,
+               const float *y, int64_t count, int64_t row, float *out);
 /// `row` broadcast to `count` rows.
 void splat(const float *row, int64_t rowSize, int64_t count, float *out);
 

@@ -235,6 +235,7 @@ func.func @ops(%g: !gnn.graph<graph>, %x: !gnn.tensor<src, 2x3xf32>, %y: !gnn.te
 // CHECK: gnnk.launch @attention.aggregate0(%arg0, %arg1, %arg2, %arg3, %arg4) : (!gnn.graph<block>, !gnn.tensor<src, 2x1xf32>, !gnn.tensor<dst, 2x1xf32>, !gnn.tensor<dst, 2x3xf32>, !gnn.tensor<edge, f32>) -> (!gnn.tensor<src, 2x3xf32>, !gnn.tensor<src, 3xf32>, !gnn.tensor<src, 2x1xf32>)
 // CHECK-LABEL: func.func @attention.aggregate0(
 // CHECK-SAME: %[[G:[^:]*]]: !gnnk.graph, %[[LS:[^:]*]]: memref<?x2x1xf32>, %[[LD:[^:]*]]: memref<?x2x1xf32>, %[[H:[^:]*]]: memref<?x2x3xf32>, %[[W:[^:]*]]: memref<?xf32>,
+// CHECK: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK: gnnk.for_vertices %[[V:.*]] in %[[G]] by src {
 // The accumulator, running maximum and sum, this edge's scale and weight.
 // CHECK-NEXT: %[[ACC:.*]] = memref.alloca() : memref<2x3xf32>
@@ -256,9 +257,9 @@ func.func @ops(%g: !gnn.graph<graph>, %x: !gnn.tensor<src, 2x3xf32>, %y: !gnn.te
 // CHECK-NEXT: %[[LT:.*]] = arith.cmpf olt, %[[OLD]], %[[L]] : f32
 // CHECK-NEXT: %[[LARGER:.*]] = arith.select %[[LT]], %[[L]], %[[OLD]] : f32
 // CHECK-NEXT: %[[NEW:.*]] = arith.select %[[F]], %[[L]], %[[LARGER]] : f32
-// CHECK-NEXT: %[[D:.*]] = arith.subf %[[OLD]], %[[NEW]] : f32
-// CHECK-NEXT: %[[R:.*]] = math.exp %[[D]] : f32
-// CHECK-NEXT: %[[SC:.*]] = arith.select %[[F]], %cst, %[[R]] : f32
+// CHECK-NEXT: %[[FROM:.*]] = arith.select %[[F]], %[[NEGINF]], %[[OLD]] : f32
+// CHECK-NEXT: %[[D:.*]] = arith.subf %[[FROM]], %[[NEW]] : f32
+// CHECK-NEXT: %[[SC:.*]] = math.exp %[[D]] : f32
 // CHECK-NEXT: %[[DL:.*]] = arith.subf %[[L]], %[[NEW]] : f32
 // CHECK-NEXT: %[[P:.*]] = math.exp %[[DL]] : f32
 // CHECK-NEXT: %[[S:.*]] = memref.load %[[SUM]][%[[H0]], %c0] : memref<2x1xf32>

@@ -44,6 +44,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <limits>
 
 namespace gnnc::gnnk {
 #define GEN_PASS_DEF_GNNLOWERTOKERNELS
@@ -111,6 +112,9 @@ struct Reduction {
   Row runMax, runSum, scale, weight;
   double dropout = 0;
   int64_t seed = 0;
+  // logsumexp only: the softmax_sum of the same logits whose running maximum
+  // and sum it reads instead of folding its own (-1: none).
+  int sharedWith = -1;
 };
 
 class KernelBuilder {
@@ -701,7 +705,7 @@ void KernelBuilder::initReduction(Reduction &r) {
   Type t = r.acc.elementType;
   forEach(r.acc.shape,
           [&](ArrayRef<Value> ivs) { store(floatConst(t, 0.0), r.acc, ivs); });
-  if (r.kind == "softmax_sum" || r.kind == "logsumexp")
+  if (r.kind == "softmax_sum" || (r.kind == "logsumexp" && r.sharedWith < 0))
     forEach(r.runMax.shape, [&](ArrayRef<Value> ivs) {
       store(floatConst(t, 0.0), r.runMax, ivs);
       store(floatConst(t, 0.0), r.runSum, ivs);
@@ -711,10 +715,14 @@ void KernelBuilder::initReduction(Reduction &r) {
 /// One step of the online maximum and rescaled sum of softmax_sum and
 /// logsumexp, for logit `l` at `idx` of the running rows:
 ///   newMax = first ? l : max(runMax, l)
-///   scale  = first ? 0 : exp(runMax - newMax)
+///   scale  = exp((first ? -inf : runMax) - newMax)
 ///   p      = exp(l - newMax)
 ///   runSum = runSum * scale + p;  runMax = newMax
-/// Returns {scale, p}.
+/// Returns {scale, p}. On the first edge the scale is exp(-inf) = 0, the
+/// interpreter's `first ? 0 : exp(runMax - newMax)` (a NaN or -inf logit
+/// makes p, and so the sum, NaN either way); selecting the operand rather
+/// than the exponential keeps the maths out of a branch, which lets
+/// compilers vectorise the loop without -ffast-math.
 std::pair<Value, Value> KernelBuilder::foldOnline(Reduction &r, Value l,
                                                   ArrayRef<Value> idx,
                                                   Value first) {
@@ -723,10 +731,10 @@ std::pair<Value, Value> KernelBuilder::foldOnline(Reduction &r, Value l,
   Value lt = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, old, l);
   Value larger = b.create<arith::SelectOp>(loc, lt, l, old);
   Value newMax = b.create<arith::SelectOp>(loc, first, l, larger);
-  Value rescale =
-      b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, old, newMax));
+  Value from = b.create<arith::SelectOp>(
+      loc, first, floatConst(t, -std::numeric_limits<double>::infinity()), old);
   Value scale =
-      b.create<arith::SelectOp>(loc, first, floatConst(t, 0.0), rescale);
+      b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, from, newMax));
   Value p = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, l, newMax));
   Value sum = load(r.runSum, idx);
   store(
@@ -762,6 +770,9 @@ void KernelBuilder::updateReduction(Reduction &r, Value first) {
     return;
   }
   if (r.kind == "logsumexp") {
+    // The statistics of a softmax_sum of the same logits are this one's.
+    if (r.sharedWith >= 0)
+      return;
     // Online, per element: the running maximum and the sum rescaled to it.
     forEach(r.acc.shape, [&](ArrayRef<Value> ivs) {
       foldOnline(r, load(x, ivs), ivs, first);
@@ -854,6 +865,38 @@ LogicalResult KernelBuilder::build() {
   Block &body = aggregate.getBlock();
   auto yield = cast<gnn::YieldOp>(body.getTerminator());
 
+  // A logsumexp of the logits of a softmax_sum (the statistic a training
+  // forward saves for the backward) is that softmax_sum's running maximum
+  // plus the log of its running sum: it shares them instead of folding the
+  // same values a second time. The softmax_sum whose logits each logsumexp
+  // yields, by result index:
+  SmallVector<int> partner(aggregate.getNumResults(), -1);
+  {
+    SmallVector<unsigned> firstYield;
+    unsigned at = 0;
+    for (unsigned i = 0; i < aggregate.getNumResults(); ++i) {
+      firstYield.push_back(at);
+      at += aggregate.getNumYields(i);
+    }
+    for (unsigned i = 0; i < aggregate.getNumResults(); ++i) {
+      if (aggregate.getKind(i) != "logsumexp")
+        continue;
+      Value logits = yield.getValues()[firstYield[i]];
+      auto result =
+          dyn_cast<DomainTensorType>(aggregate.getResult(i).getType());
+      auto logitType = dyn_cast<DomainTensorType>(logits.getType());
+      if (!result || !logitType || result.getShape() != logitType.getShape() ||
+          result.getElementType() != logitType.getElementType())
+        continue;
+      for (unsigned j = 0; j < aggregate.getNumResults(); ++j)
+        if (aggregate.getKind(j) == "softmax_sum" &&
+            yield.getValues()[firstYield[j]] == logits) {
+          partner[i] = static_cast<int>(j);
+          break;
+        }
+    }
+  }
+
   // Reductions: accumulators and state, set to their start.
   SmallVector<Reduction, 2> reductions;
   bool needFirst = false;
@@ -891,7 +934,8 @@ LogicalResult KernelBuilder::build() {
         r.seed = seed.getInt();
     } else {
       r.yield = yield.getValues()[next];
-      if (r.kind == "logsumexp") {
+      r.sharedWith = partner[i];
+      if (r.kind == "logsumexp" && r.sharedWith < 0) {
         r.runMax = allocRow(shape, elementType);
         r.runSum = allocRow(shape, elementType);
       }
@@ -902,6 +946,11 @@ LogicalResult KernelBuilder::build() {
     initReduction(r);
     reductions.push_back(std::move(r));
   }
+  for (Reduction &r : reductions)
+    if (r.sharedWith >= 0) {
+      r.runMax = reductions[r.sharedWith].runMax;
+      r.runSum = reductions[r.sharedWith].runSum;
+    }
   Row firstFlag;
   if (needFirst) {
     firstFlag = allocRow({}, b.getI1Type());
