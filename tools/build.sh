@@ -48,6 +48,7 @@ case "$mode" in
       -DGNNC_ENABLE_ASSERTIONS=ON \
       -DGNNC_SANITIZERS=address,undefined \
       -DGNNC_BUILD_FUZZER=ON \
+      -DGNNC_ENABLE_CUDA=OFF \
       "${werror[@]}" \
       "$@" >/dev/null
     ;;

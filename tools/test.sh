@@ -2,10 +2,19 @@
 # gnnc's full test run (what CI runs through .ci/run):
 #   1. install dependencies
 #   2. Release build (gcc, -Werror) in build/
-#   3. unit + lit tests on it
-#   4. clang-19 ASan+UBSan build with the fuzzer in build-asan/, unit + lit
+#   3. unit + lit tests on it (with dsl-examples/train built in-tree by
+#      gnnc_add_model and its short training run, ctest train.gcn-cora)
+#   4. the CMake package: install build/ into a temporary prefix, build the
+#      out-of-tree dsl-examples/train against it (find_package(gnnc)), and
+#      train GCN on Cora for 60 epochs (the loss must fall and the test
+#      accuracy reach 70%)
+#   5. clang-19 ASan+UBSan build with the fuzzer in build-asan/, unit + lit
 #      tests (+ fuzzer seed replay) on it
-#   5. 60 s of fuzzing the front end
+#   6. 60 s of fuzzing the front end
+#   7. the benchmark harness' smoke run (tools/bench --quick: builds the
+#      benchmark programs against build/, runs Cora and a small R-MAT against
+#      PyG and DGL, writes build/bench-quick/; no timing thresholds: it must
+#      complete and write its JSON)
 # and ends with ctest's summary line of each test run (the last line is the
 # ASan+UBSan build's "100% tests passed, 0 tests failed out of N").
 set -euo pipefail
@@ -37,20 +46,31 @@ ctest_summary() {
   grep -E '^[0-9]+% tests passed' "$1/ctest.log" || true
 }
 
-section "1/5 Dependencies"
+section "1/7 Dependencies"
 bash tools/install-deps.sh
 
-section "2/5 Release build (gcc, -Werror) in build/"
-bash tools/build.sh release
+section "2/7 Release build (gcc, -Werror) in build/"
+bash tools/build.sh release -DGNNC_BUILD_TRAIN_DEMO=ON
 
-section "3/5 Tests: Release build"
+section "3/7 Tests: Release build"
 run_ctest build
 
-section "4/5 ASan+UBSan build (clang-19, fuzzer) in build-asan/ and its tests"
+section "4/7 CMake package: install, out-of-tree dsl-examples/train, short training"
+pkg_tmp=$(mktemp -d "${TMPDIR:-/tmp}/gnnc-package.XXXXXX")
+trap 'rm -rf "$pkg_tmp"' EXIT
+GNNC_APP_CXXFLAGS="-Wall -Wextra -Werror" \
+  bash tools/build-train-app.sh build "$pkg_tmp/prefix" "$pkg_tmp/train"
+OPENBLAS_NUM_THREADS=1 "$pkg_tmp/train/gnnc-train" --model gcn --dataset cora --epochs 60 --seeds 1 \
+  --log-every 10 --check-min-test-acc 0.70 | tee "$pkg_tmp/train.log"
+package_summary=$(grep -E '^check passed' "$pkg_tmp/train.log")
+rm -rf "$pkg_tmp"
+trap - EXIT
+
+section "5/7 ASan+UBSan build (clang-19, fuzzer) in build-asan/ and its tests"
 bash tools/build.sh asan
 run_ctest build-asan
 
-section "5/5 Fuzzing the front end for ${FUZZ_SECONDS}s"
+section "6/7 Fuzzing the front end for ${FUZZ_SECONDS}s"
 corpus=build-asan/fuzz-corpus
 artifacts=build-asan/fuzz-artifacts
 rm -rf "$corpus" "$artifacts"
@@ -81,8 +101,15 @@ grep -E '^(#[0-9]+[[:space:]]+DONE|Done [0-9]+ runs)|stat::number_of_executed_un
   build-asan/fuzz.log || true
 echo "fuzz: OK, corpus now has $(find "$corpus" -type f | wc -l) inputs"
 
+section "7/7 Benchmark harness smoke run (tools/bench --quick)"
+bash tools/bench --quick
+bench_json=build/bench-quick/benchmarks/results.json
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); ok = sum(c["status"] == "ok" for c in d["cases"]); print("bench: %d of %d smoke cases ran, JSON in %s" % (ok, len(d["cases"]), sys.argv[1])); sys.exit(0 if any(c["status"] == "ok" and c["impl"] == "gnnc" for c in d["cases"]) else 1)' "$bench_json"
+
 section "Summary"
 echo "fuzz: ${FUZZ_SECONDS}s without a crash, leak or timeout"
+echo "bench: the smoke run completed (${bench_json})"
+echo "package: installed, out-of-tree gnnc-train built and trained: ${package_summary}"
 echo "Release build (build/):"
 ctest_summary build
 echo "ASan+UBSan build (build-asan/):"
