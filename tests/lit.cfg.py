@@ -10,6 +10,7 @@
 # Substitutions:
 #   %gnnc      absolute path of this build's gnnc
 #   %examples  absolute path of the repository's dsl-examples/ directory
+#   %nvcc      nvcc, when CUDA is enabled (feature "nvcc")
 # FileCheck, not and count come from LLVM 19 (PATH is set up below).
 
 import glob
@@ -49,6 +50,11 @@ if config.gnnc_sanitized:
             config.available_features.add(san.strip() + "-sanitizer")
 if config.gnnc_build_type.lower() == "release":
     config.available_features.add("release")
+# %nvcc: the CUDA compiler of this build, when CUDA is enabled (feature
+# "nvcc"); tests that compile generated CUDA say `REQUIRES: nvcc`.
+if getattr(config, "gnnc_nvcc", ""):
+    config.available_features.add("nvcc")
+    config.substitutions.append(("%nvcc", config.gnnc_nvcc))
 
 _SANITIZER_OPTION_VARS = ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS")
 

@@ -4,7 +4,8 @@
 //   --emit=tokens|ast|mlir|mlir-grad|mlir-grad-unfused|remat-report|
 //          mlir-fused|kernel-ir  [--remat=auto|always|never] [--training]
 //   --emit=cpp -o DIR [--cpp-namespace=NS] [--line-directives]
-//   --show-map [--width=N]
+//   --target=cuda --emit=cuda -o DIR [--cpp-namespace=NS] [--line-directives]
+//   --show-map [--target=cpp|cuda] [--width=N]
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,8 +43,11 @@ enum class EmitKind {
   RematReport,
   MLIRFused,
   KernelIR,
-  Cpp
+  Cpp,
+  Cuda
 };
+
+enum class TargetKind { Default, Cpp, Cuda };
 
 llvm::cl::OptionCategory gnncCategory("gnnc options");
 
@@ -81,10 +85,23 @@ llvm::cl::opt<EmitKind> emitKind(
                    "after fusion, every aggregation as a gnnk kernel"),
         clEnumValN(EmitKind::Cpp, "cpp",
                    "C++ with OpenMP: <stem>.h, <stem>.cpp and "
-                   "<stem>.gnnmap.json in the directory -o (docs/abi.md)")),
+                   "<stem>.gnnmap.json in the directory -o (docs/abi.md)"),
+        clEnumValN(EmitKind::Cuda, "cuda",
+                   "CUDA: <stem>.h (host header), <stem>.cu and "
+                   "<stem>.gnnmap.json in the directory -o (docs/abi.md, "
+                   "\"CUDA\")")),
     llvm::cl::cat(gnncCategory));
 
-// C++ output (--emit=cpp, --show-map).
+llvm::cl::opt<TargetKind> targetKind(
+    "target",
+    llvm::cl::desc("The backend of --emit=cpp|cuda and --show-map (default: "
+                   "the one --emit names, else cpp)"),
+    llvm::cl::init(TargetKind::Default),
+    llvm::cl::values(clEnumValN(TargetKind::Cpp, "cpp", "C++ with OpenMP"),
+                     clEnumValN(TargetKind::Cuda, "cuda", "CUDA")),
+    llvm::cl::cat(gnncCategory));
+
+// C++ and CUDA output (--emit=cpp|cuda, --show-map).
 llvm::cl::opt<std::string> cppNamespace(
     "cpp-namespace",
     llvm::cl::desc("Namespace of the generated C++ (default: the file stem)"),
@@ -96,7 +113,8 @@ llvm::cl::opt<bool> lineDirectives(
     llvm::cl::init(false), llvm::cl::cat(gnncCategory));
 llvm::cl::opt<bool> showMap(
     "show-map",
-    llvm::cl::desc("Print the .gnn source and the generated C++ side by side"),
+    llvm::cl::desc("Print the .gnn source and the generated C++ (or CUDA, "
+                   "--target=cuda) side by side"),
     llvm::cl::init(false), llvm::cl::cat(gnncCategory));
 llvm::cl::opt<unsigned>
     mapWidth("width",
@@ -187,8 +205,19 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  // --target picks the backend; --emit=cpp|cuda must agree with it.
+  if ((emitKind == EmitKind::Cpp && targetKind == TargetKind::Cuda) ||
+      (emitKind == EmitKind::Cuda && targetKind == TargetKind::Cpp)) {
+    llvm::WithColor::error(llvm::errs(), "gnnc")
+        << "--emit=" << (emitKind == EmitKind::Cpp ? "cpp" : "cuda")
+        << " prints for its own target; it cannot be combined with --target="
+        << (targetKind == TargetKind::Cpp ? "cpp" : "cuda") << "\n";
+    return 1;
+  }
   if (showMap)
-    emitKind = EmitKind::Cpp;
+    emitKind = targetKind == TargetKind::Cuda || emitKind == EmitKind::Cuda
+                   ? EmitKind::Cuda
+                   : EmitKind::Cpp;
 
   llvm::SourceMgr sourceMgr;
   unsigned id = sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
@@ -235,11 +264,13 @@ int main(int argc, char **argv) {
         gnnc::gnn::buildTrainingPipeline(pm, rematOptions);
       else
         gnnc::gnn::buildFusionPipeline(pm);
-      if (emitKind == EmitKind::KernelIR || emitKind == EmitKind::Cpp)
+      bool printSource =
+          emitKind == EmitKind::Cpp || emitKind == EmitKind::Cuda;
+      if (emitKind == EmitKind::KernelIR || printSource)
         gnnc::gnnk::buildKernelPipeline(pm);
       if (mlir::failed(pm.run(*mlirModule)))
         return 1;
-      if (emitKind == EmitKind::Cpp) {
+      if (printSource) {
         gnnc::target::DriverOptions cpp;
         cpp.target.stem = llvm::sys::path::stem(inputFile).str();
         cpp.target.cppNamespace = cppNamespace;
@@ -252,8 +283,11 @@ int main(int argc, char **argv) {
         cpp.outputDir = outputFile == "-" ? std::string(".") : outputFile;
         cpp.showMap = showMap;
         cpp.width = mapWidth ? mapWidth : gnnc::target::defaultTerminalWidth();
-        return gnnc::target::runCppDriver(*mlirModule, cpp, llvm::outs(),
-                                          llvm::errs());
+        std::unique_ptr<gnnc::target::KernelTarget> target =
+            emitKind == EmitKind::Cuda ? gnnc::target::createCudaTarget()
+                                       : gnnc::target::createCppTarget();
+        return gnnc::target::runTargetDriver(*target, *mlirModule, cpp,
+                                             llvm::outs(), llvm::errs());
       }
       if (emitKind == EmitKind::RematReport) {
         llvm::raw_string_ostream os(report);

@@ -77,6 +77,10 @@ public:
 /// The C++/OpenMP printer: `<stem>.h` and `<stem>.cpp` (docs/abi.md).
 std::unique_ptr<KernelTarget> createCppTarget();
 
+/// The CUDA printer: `<stem>.h` (a host header) and `<stem>.cu` (docs/abi.md,
+/// "CUDA").
+std::unique_ptr<KernelTarget> createCudaTarget();
+
 /// The line map of `files` (each .gnn line and the generated lines that come
 /// from it, and back), for `<stem>.gnnmap.json`.
 LineMap buildLineMap(const std::vector<GeneratedFile> &files);
@@ -90,10 +94,10 @@ mlir::LogicalResult writeFilesAtomically(
     const std::vector<std::pair<std::string, std::string>> &files,
     std::string &error);
 
-/// What `gnnc --emit=cpp` and `gnnc --show-map` do after the pipeline.
+/// What `gnnc --emit=cpp|cuda` and `gnnc --show-map` do after the pipeline.
 struct DriverOptions {
   TargetOptions target;
-  /// --emit=cpp: the output directory.
+  /// --emit=cpp|cuda: the output directory.
   std::string outputDir;
   /// --show-map: print the side-by-side view to `os` instead of writing
   /// files, `width` columns wide.
@@ -101,9 +105,14 @@ struct DriverOptions {
   unsigned width = 160;
 };
 
-/// Prints `module` with the C++ target and writes the files (with
+/// Prints `module` with `target` and writes the files (with
 /// `<stem>.gnnmap.json`) or shows the map. Errors go to `errs`; returns the
 /// process exit status (0 or 1).
+int runTargetDriver(KernelTarget &target, mlir::ModuleOp module,
+                    const DriverOptions &options, llvm::raw_ostream &os,
+                    llvm::raw_ostream &errs);
+
+/// runTargetDriver with the C++ target.
 int runCppDriver(mlir::ModuleOp module, const DriverOptions &options,
                  llvm::raw_ostream &os, llvm::raw_ostream &errs);
 

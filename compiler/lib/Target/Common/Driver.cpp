@@ -110,8 +110,15 @@ unsigned gnnc::target::defaultTerminalWidth() {
 int gnnc::target::runCppDriver(ModuleOp module, const DriverOptions &options,
                                llvm::raw_ostream &os, llvm::raw_ostream &errs) {
   std::unique_ptr<KernelTarget> target = createCppTarget();
+  return runTargetDriver(*target, module, options, os, errs);
+}
+
+int gnnc::target::runTargetDriver(KernelTarget &target, ModuleOp module,
+                                  const DriverOptions &options,
+                                  llvm::raw_ostream &os,
+                                  llvm::raw_ostream &errs) {
   std::vector<GeneratedFile> files;
-  if (failed(target->printModule(module, options.target, files)))
+  if (failed(target.printModule(module, options.target, files)))
     return 1;
   LineMap map = buildLineMap(files);
   if (options.showMap) {

@@ -1,0 +1,226 @@
+//===- DeviceOps.h - Device operations called by generated CUDA -*- C++ -*-===//
+//
+// Part of gnnc. The host side of a module printed by `gnnc --emit=cuda`
+// calls these for everything that is not a fused aggregation: the same
+// operations as gnnc/runtime/Ops.h (whose comments say what each computes;
+// the results are the reference interpreter's up to the order of float
+// additions), on device memory, queued on the stream given last. Dense
+// matmuls go through cuBLAS (cublasSgemm, FP32, no TF32), device-wide
+// reductions through CUB; the rest are small kernels of this library.
+//
+// Every function returns a failed Status when a CUDA or cuBLAS call fails
+// (an error of the launch; errors of the kernels' execution show at the
+// next synchronisation). Nothing allocates device memory: an operation that
+// needs scratch takes it from the caller (`*ScratchBytes`), who carves it
+// out of the workspace. Nothing synchronises. Results do not depend on
+// timing: every sum runs in a fixed order, and no operation uses atomics.
+//
+// Also here: the reflection tables of generated CUDA modules (ModuleInfo,
+// EntryInfo and CallArgs of the C++ ABI, with device graphs and a stream).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNNC_RUNTIME_CUDA_DEVICEOPS_H
+#define GNNC_RUNTIME_CUDA_DEVICEOPS_H
+
+#include "gnnc/runtime/Ops.h"
+#include "gnnc/runtime/cuda/Device.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gnnc::rt::cuda {
+
+//===----------------------------------------------------------------------===//
+// Checks and graph facts
+//===----------------------------------------------------------------------===//
+
+/// Success when every pointer is a multiple of `bytes` (16 for float4
+/// accesses); else an error naming `what`. Null pointers pass.
+Status checkAligned(const char *what, std::size_t bytes,
+                    std::initializer_list<const void *> pointers);
+
+/// `out = in * mask` for dropout with probability `p` (rt::dropout).
+
+Status dropout(const float *in, float *out, int64_t n, double p, uint64_t seed,
+               bool training, cudaStream_t stream);
+
+Status inDegree(const DeviceGraph &g, float *out, cudaStream_t stream);
+Status outDegree(const DeviceGraph &g, float *out, cudaStream_t stream);
+Status graphSizes(const DeviceBatchedGraph &g, float *out, cudaStream_t stream);
+
+//===----------------------------------------------------------------------===//
+// Elementwise maths
+//===----------------------------------------------------------------------===//
+
+Status fill(float *out, int64_t n, float value, cudaStream_t stream);
+Status copy(const float *in, float *out, int64_t n, cudaStream_t stream);
+
+Status neg(const float *x, float *y, int64_t n, cudaStream_t stream);
+Status exp(const float *x, float *y, int64_t n, cudaStream_t stream);
+Status log(const float *x, float *y, int64_t n, cudaStream_t stream);
+Status sqrt(const float *x, float *y, int64_t n, cudaStream_t stream);
+Status rsqrt(const float *x, float *y, int64_t n, cudaStream_t stream);
+Status abs(const float *x, float *y, int64_t n, cudaStream_t stream);
+Status relu(const float *x, float *y, int64_t n, cudaStream_t stream);
+Status sigmoid(const float *x, float *y, int64_t n, cudaStream_t stream);
+Status tanh(const float *x, float *y, int64_t n, cudaStream_t stream);
+Status gelu(const float *x, float *y, int64_t n, cudaStream_t stream);
+Status erf(const float *x, float *y, int64_t n, cudaStream_t stream);
+Status elu(const float *x, float *y, int64_t n, float alpha,
+           cudaStream_t stream);
+Status leakyRelu(const float *x, float *y, int64_t n, float alpha,
+                 cudaStream_t stream);
+
+Status add(const float *a, const Shape &sa, const float *b, const Shape &sb,
+           float *out, const Shape &so, cudaStream_t stream);
+Status sub(const float *a, const Shape &sa, const float *b, const Shape &sb,
+           float *out, const Shape &so, cudaStream_t stream);
+Status mul(const float *a, const Shape &sa, const float *b, const Shape &sb,
+           float *out, const Shape &so, cudaStream_t stream);
+Status div(const float *a, const Shape &sa, const float *b, const Shape &sb,
+           float *out, const Shape &so, cudaStream_t stream);
+Status max(const float *a, const Shape &sa, const float *b, const Shape &sb,
+           float *out, const Shape &so, cudaStream_t stream);
+Status min(const float *a, const Shape &sa, const float *b, const Shape &sb,
+           float *out, const Shape &so, cudaStream_t stream);
+Status pow(const float *a, const Shape &sa, const float *b, const Shape &sb,
+           float *out, const Shape &so, cudaStream_t stream);
+Status gt(const float *a, const Shape &sa, const float *b, const Shape &sb,
+          float *out, const Shape &so, cudaStream_t stream);
+Status broadcastTo(const float *in, const Shape &si, float *out,
+                   const Shape &so, cudaStream_t stream);
+
+//===----------------------------------------------------------------------===//
+// Dense operations
+//===----------------------------------------------------------------------===//
+
+/// `out[rows, n] = a[rows, k] @ w[k, n]` with cublasSgemm on a cuBLAS handle
+/// of the calling thread and the current device, created on first use.
+Status matmul(const float *a, const float *w, float *out, int64_t rows,
+              int64_t k, int64_t n, cudaStream_t stream);
+
+/// The scratch bytes of the reductions of [outer, len, inner] below (a
+/// multiple of 64, 0 when they need none).
+std::size_t reduceScratchBytes(int64_t outer, int64_t len, int64_t inner);
+Status reduceSum(const float *in, float *out, int64_t outer, int64_t len,
+                 int64_t inner, void *scratch, cudaStream_t stream);
+Status reduceMean(const float *in, float *out, int64_t outer, int64_t len,
+                  int64_t inner, void *scratch, cudaStream_t stream);
+Status reduceMax(const float *in, float *out, int64_t outer, int64_t len,
+                 int64_t inner, void *scratch, cudaStream_t stream);
+Status reduceMin(const float *in, float *out, int64_t outer, int64_t len,
+                 int64_t inner, void *scratch, cudaStream_t stream);
+Status reduceSelectMax(const float *in, float *out, int64_t outer, int64_t len,
+                       int64_t inner, void *scratch, cudaStream_t stream);
+Status reduceSelectMin(const float *in, float *out, int64_t outer, int64_t len,
+                       int64_t inner, void *scratch, cudaStream_t stream);
+Status softmax(const float *in, float *out, int64_t outer, int64_t len,
+               int64_t inner, cudaStream_t stream);
+Status logSoftmax(const float *in, float *out, int64_t outer, int64_t len,
+                  int64_t inner, cudaStream_t stream);
+Status copyRows(const float *in, int64_t inStride, float *out,
+                int64_t outStride, int64_t rows, int64_t width,
+                cudaStream_t stream);
+Status transpose(const float *in, float *out, int64_t batch, int64_t a,
+                 int64_t b, cudaStream_t stream);
+
+//===----------------------------------------------------------------------===//
+// Graph operations (unfused)
+//===----------------------------------------------------------------------===//
+
+/// Row `index[e]` of `in` for each of `count` edges (`index` is
+/// g.edgeSrc() or g.edgeDst()).
+Status gather(const int32_t *index, int64_t count, const float *in, int64_t row,
+              float *out, cudaStream_t stream);
+Status splat(const float *row, int64_t rowSize, int64_t count, float *out,
+             cudaStream_t stream);
+
+Status scatterSum(const DeviceGraph &g, Side by, const float *in, int64_t row,
+                  float *out, cudaStream_t stream);
+Status scatterMean(const DeviceGraph &g, Side by, const float *in, int64_t row,
+                   float *out, cudaStream_t stream);
+Status scatterMax(const DeviceGraph &g, Side by, const float *in, int64_t row,
+                  float *out, cudaStream_t stream);
+Status scatterMin(const DeviceGraph &g, Side by, const float *in, int64_t row,
+                  float *out, cudaStream_t stream);
+Status scatterLogSumExp(const DeviceGraph &g, Side by, const float *in,
+                        int64_t row, float *out, cudaStream_t stream);
+Status scatterSelectMax(const DeviceGraph &g, Side by, const float *in,
+                        int64_t row, float *out, cudaStream_t stream);
+Status scatterSelectMin(const DeviceGraph &g, Side by, const float *in,
+                        int64_t row, float *out, cudaStream_t stream);
+Status edgeSoftmax(const DeviceGraph &g, Side by, const float *in, int64_t row,
+                   float *out, cudaStream_t stream);
+
+Status readoutSum(const DeviceBatchedGraph &g, const float *in, int64_t n,
+                  int64_t row, float *out, cudaStream_t stream);
+Status readoutMean(const DeviceBatchedGraph &g, const float *in, int64_t n,
+                   int64_t row, float *out, cudaStream_t stream);
+Status readoutMax(const DeviceBatchedGraph &g, const float *in, int64_t n,
+                  int64_t row, float *out, cudaStream_t stream);
+Status readoutMin(const DeviceBatchedGraph &g, const float *in, int64_t n,
+                  int64_t row, float *out, cudaStream_t stream);
+Status readoutSelectMax(const DeviceBatchedGraph &g, const float *in, int64_t n,
+                        int64_t row, float *out, cudaStream_t stream);
+Status readoutSelectMin(const DeviceBatchedGraph &g, const float *in, int64_t n,
+                        int64_t row, float *out, cudaStream_t stream);
+Status broadcastGraphs(const DeviceBatchedGraph &g, const float *in, int64_t n,
+                       int64_t row, float *out, cudaStream_t stream);
+
+//===----------------------------------------------------------------------===//
+// Reflection (docs/abi.md, "CUDA")
+//===----------------------------------------------------------------------===//
+
+/// Arguments of a generic call of a CUDA entry point: `graphs[i]` points to
+/// a DeviceGraph, DeviceBatchedGraph or DeviceHeteroGraph
+/// (EntryInfo::graphKinds[i]); `sizes` are the explicit sizes; `inputs`
+/// every tensor argument (inputs and parameters) in argument order and
+/// `outputs` every result, in device memory, as `workspace`.
+struct CallArgs {
+  const void *const *graphs;
+  const int64_t *sizes;
+  const float *const *inputs;
+  float *const *outputs;
+  void *workspace;
+  bool training;
+  uint64_t seed;
+  cudaStream_t stream;
+};
+
+/// One entry point of a generated CUDA module (the fields of
+/// rt::EntryInfo).
+struct EntryInfo {
+  const char *name;
+  const char *symbol;
+  const char *kind;
+  int numGraphs;
+  const GraphKind *graphKinds;
+  int numSizes;
+  const char *const *sizeNames;
+  int numArgs;
+  const TensorInfo *args;
+  int numResults;
+  const TensorInfo *results;
+  Status (*call)(const CallArgs &args);
+  std::size_t (*workspaceBytes)(const CallArgs &args);
+  void (*shapes)(const CallArgs &args, int64_t *dims);
+};
+
+/// A generated CUDA module (the fields of rt::ModuleInfo).
+struct ModuleInfo {
+  int abiVersion;
+  const char *source;
+  const char *entry;
+  int numDefines;
+  const char *const *defines;
+  bool training;
+  int numEntries;
+  const EntryInfo *entries;
+};
+
+} // namespace gnnc::rt::cuda
+
+#endif // GNNC_RUNTIME_CUDA_DEVICEOPS_H

@@ -1,0 +1,127 @@
+//===- Kernel.cuh - Device helpers of generated CUDA kernels ---*- CUDA -*-===//
+//
+// Part of gnnc. Included by the `.cu` files that `gnnc --emit=cuda` prints
+// (and by the runtime's own kernels): lane groups, the dropout mask on the
+// device, vector loads, and the launch of a kernel with its errors as a
+// Status.
+//
+// A generated kernel runs each vertex on a group of `lanes` consecutive
+// threads of a warp (a power of two, at most 32): the group's mask names
+// those threads for __syncwarp and __shfl_sync, which lets the groups of a
+// warp diverge (each vertex has its own degree).
+//
+// The tests also compile generated code as C++ on the host, with a small
+// emulation of the CUDA built-ins (tests/cuda/emu); GNNC_CUDA_EMULATION
+// marks that build.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNNC_RUNTIME_CUDA_KERNEL_CUH
+#define GNNC_RUNTIME_CUDA_KERNEL_CUH
+
+#include "gnnc/runtime/cuda/DeviceOps.h"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace gnnc::rt::cuda {
+
+/// Threads per block of the generated kernels (fewer when a kernel's
+/// shared scratch rows allow fewer vertex groups per block).
+inline constexpr int kBlockThreads = 256;
+
+/// The threads of the calling thread's group of `lanes` (a power of two
+/// <= 32) consecutive threads of its warp.
+__device__ __forceinline__ unsigned groupMask(int lanes) {
+  if (lanes >= 32)
+    return 0xffffffffu;
+  unsigned first = (threadIdx.x % 32u) / static_cast<unsigned>(lanes) *
+                   static_cast<unsigned>(lanes);
+  return ((1u << lanes) - 1u) << first;
+}
+
+/// rt::mixSeed, on the host and the device.
+__host__ __device__ __forceinline__ uint64_t mixSeed(int64_t opSeed,
+                                                     uint64_t stepSeed) {
+  uint64_t k = stepSeed;
+  k ^= k >> 33;
+  k *= 0xFF51AFD7ED558CCDull;
+  k ^= k >> 33;
+  k *= 0xC4CEB9FE1A85EC53ull;
+  k ^= k >> 33;
+  return static_cast<uint64_t>(opSeed) ^ k;
+}
+
+/// rt::dropoutKeep on the device, without double arithmetic: the element is
+/// kept when the top 53 bits of the hash, m, satisfy m * 2^-53 >= p, that
+/// is m >= threshold = ceil(p * 2^53) (exact: m is an integer and p * 2^53
+/// a double without rounding); a kept element is multiplied by `scale`,
+/// 1 / (1 - p) computed in double and rounded to float. The printer
+/// computes both constants.
+__device__ __forceinline__ float dropoutKeep(bool training, uint64_t seed,
+                                             uint64_t index, uint64_t threshold,
+                                             float scale) {
+  if (!training)
+    return 1.0f;
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull + index;
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (z >> 11) >= threshold ? scale : 0.0f;
+}
+
+/// Four (two) consecutive floats at a 16-byte (8-byte) aligned address, in
+/// one vector access.
+__device__ __forceinline__ void load4(float *dst, const float *src) {
+  const float4 t = *reinterpret_cast<const float4 *>(src);
+  dst[0] = t.x;
+  dst[1] = t.y;
+  dst[2] = t.z;
+  dst[3] = t.w;
+}
+__device__ __forceinline__ void store4(float *dst, const float *src) {
+  *reinterpret_cast<float4 *>(dst) =
+      make_float4(src[0], src[1], src[2], src[3]);
+}
+__device__ __forceinline__ void load2(float *dst, const float *src) {
+  const float2 t = *reinterpret_cast<const float2 *>(src);
+  dst[0] = t.x;
+  dst[1] = t.y;
+}
+__device__ __forceinline__ void store2(float *dst, const float *src) {
+  *reinterpret_cast<float2 *>(dst) = make_float2(src[0], src[1]);
+}
+
+/// The blocks of a launch over `rows` rows, `rowsPerBlock` per block.
+inline int64_t blocksFor(int64_t rows, int rowsPerBlock) {
+  return rows <= 0 ? 0 : (rows + rowsPerBlock - 1) / rowsPerBlock;
+}
+
+/// Launches `kernel` on `stream` with `blocks` blocks of `threads` threads
+/// (nothing for 0 blocks, which CUDA would reject), and reports a failed
+/// launch as an error naming `name`.
+template <typename... Params, typename... Args>
+Status launch(const char *name, void (*kernel)(Params...), int64_t blocks,
+              int threads, cudaStream_t stream, Args... args) {
+  if (blocks <= 0)
+    return Status::success();
+  if (blocks > 0x7fffffff)
+    return Status::error(std::string(name) + ": " + std::to_string(blocks) +
+                         " blocks are more than one launch can have");
+#ifdef GNNC_CUDA_EMULATION
+  (void)stream;
+  gnnc_emu_launch(static_cast<unsigned>(blocks), static_cast<unsigned>(threads),
+                  [&] { kernel(args...); });
+  return Status::success();
+#else
+  kernel<<<static_cast<unsigned>(blocks), static_cast<unsigned>(threads), 0,
+           stream>>>(args...);
+  return toStatus(cudaGetLastError(), name, __FILE__, __LINE__);
+#endif
+}
+
+} // namespace gnnc::rt::cuda
+
+#endif // GNNC_RUNTIME_CUDA_KERNEL_CUH

@@ -1,0 +1,343 @@
+//===- DeviceOpsTest.cpp - The device runtime against the host's ----------===//
+//
+// Part of gnnc. Every operation of gnnc/runtime/cuda/DeviceOps.h against
+// its namesake of gnnc/runtime/Ops.h on random data and a random power-law
+// graph with empty rows, self-loops and multi-edges (long axes too, so that
+// the chunked and the device-wide reductions run), and the degree order of
+// DeviceGraph::upload. Part of gnnc-cuda-tests: it needs a device and skips
+// without one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include "gnnc/runtime/Ops.h"
+#include "gnnc/runtime/cuda/DeviceOps.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <vector>
+
+using namespace gnnc;
+namespace cu = gnnc::rt::cuda;
+
+namespace {
+
+bool haveDevice() {
+  int count = 0;
+  return cu::deviceCount(count).ok() && count > 0;
+}
+
+#define SKIP_WITHOUT_DEVICE()                                                  \
+  do {                                                                         \
+    if (!haveDevice())                                                         \
+      GTEST_SKIP() << "no CUDA device";                                        \
+  } while (0)
+
+std::vector<float> randomVector(size_t n, std::mt19937_64 &rng, float lo = -1,
+                                float hi = 1) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = d(rng);
+  return v;
+}
+
+/// A device copy of `host`.
+cu::DeviceTensor up(const std::vector<float> &host) {
+  cu::DeviceTensor t;
+  EXPECT_TRUE(cu::DeviceTensor::upload(
+                  host.data(), {static_cast<int64_t>(host.size())}, nullptr, t)
+                  .ok());
+  return t;
+}
+
+/// `n` floats of the device, all NaN first.
+cu::DeviceTensor blank(size_t n) {
+  cu::DeviceTensor t;
+  EXPECT_TRUE(cu::DeviceTensor::allocate({static_cast<int64_t>(n)}, t).ok());
+  if (n) {
+    EXPECT_EQ(cudaMemset(t.data(), 0xFF, n * sizeof(float)), cudaSuccess);
+  }
+  return t;
+}
+
+std::vector<float> down(const cu::DeviceTensor &t) {
+  std::vector<float> out(static_cast<size_t>(t.numElements()));
+  EXPECT_TRUE(t.download(out.data(), nullptr).ok());
+  return out;
+}
+
+void expectNear(const std::vector<float> &got, const std::vector<float> &want,
+                const char *what, float tolerance = 1e-4f) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tolerance * std::max(1.0f, std::abs(want[i])))
+        << what << " at " << i;
+}
+
+rt::Graph randomGraph(std::mt19937_64 &rng, int64_t n, int64_t e) {
+  std::vector<int64_t> src, dst;
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int64_t k = 0; k < e; ++k) {
+    // Skewed: low ids are hubs; the last tenth of the vertices is empty.
+    src.push_back(static_cast<int64_t>(std::pow(u(rng), 3) * (n * 9 / 10)));
+    dst.push_back(static_cast<int64_t>(std::pow(u(rng), 2) * (n * 9 / 10)));
+  }
+  src.push_back(0), dst.push_back(0);
+  src.push_back(1), dst.push_back(0);
+  src.push_back(1), dst.push_back(0);
+  rt::Graph g;
+  EXPECT_TRUE(rt::Graph::fromEdgeIndex(src.data(), dst.data(),
+                                       static_cast<int64_t>(src.size()), n, n,
+                                       g)
+                  .ok());
+  return g;
+}
+
+TEST(CudaDeviceOps, Elementwise) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937_64 rng(1);
+  const int64_t n = 5000;
+  std::vector<float> x = randomVector(n, rng, -3, 3);
+  cu::DeviceTensor dx = up(x);
+  using Unary = std::function<rt::Status(const float *, float *, int64_t)>;
+  struct Case {
+    const char *name;
+    std::function<void(const float *, float *, int64_t)> host;
+    Unary device;
+  };
+  std::vector<float> pos(x.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    pos[i] = std::abs(x[i]) + 0.5f;
+  cu::DeviceTensor dpos = up(pos);
+  const Case cases[] = {
+      {"neg", rt::neg,
+       [](auto a, auto b, auto c) { return cu::neg(a, b, c, nullptr); }},
+      {"exp", rt::exp,
+       [](auto a, auto b, auto c) { return cu::exp(a, b, c, nullptr); }},
+      {"relu", rt::relu,
+       [](auto a, auto b, auto c) { return cu::relu(a, b, c, nullptr); }},
+      {"sigmoid", rt::sigmoid,
+       [](auto a, auto b, auto c) { return cu::sigmoid(a, b, c, nullptr); }},
+      {"tanh", rt::tanh,
+       [](auto a, auto b, auto c) { return cu::tanh(a, b, c, nullptr); }},
+      {"gelu", rt::gelu,
+       [](auto a, auto b, auto c) { return cu::gelu(a, b, c, nullptr); }},
+      {"erf", rt::erf,
+       [](auto a, auto b, auto c) { return cu::erf(a, b, c, nullptr); }},
+      {"abs", rt::abs,
+       [](auto a, auto b, auto c) { return cu::abs(a, b, c, nullptr); }},
+  };
+  for (const Case &c : cases) {
+    std::vector<float> want(n);
+    c.host(x.data(), want.data(), n);
+    cu::DeviceTensor out = blank(n);
+    ASSERT_TRUE(c.device(dx.data(), out.data(), n).ok()) << c.name;
+    expectNear(down(out), want, c.name);
+  }
+  for (auto [name, host, device] :
+       {std::make_tuple("log", rt::log, cu::log),
+        std::make_tuple("sqrt", rt::sqrt, cu::sqrt),
+        std::make_tuple("rsqrt", rt::rsqrt, cu::rsqrt)}) {
+    std::vector<float> want(n);
+    host(pos.data(), want.data(), n);
+    cu::DeviceTensor out = blank(n);
+    ASSERT_TRUE(device(dpos.data(), out.data(), n, nullptr).ok()) << name;
+    expectNear(down(out), want, name);
+  }
+  // Broadcasting: [4, 1, 5] with [1, 3, 5] into [4, 3, 5].
+  std::vector<float> a = randomVector(20, rng), b = randomVector(15, rng);
+  cu::DeviceTensor da = up(a), db = up(b);
+  rt::Shape sa{4, 1, 5}, sb{1, 3, 5}, so{4, 3, 5};
+  for (auto [name, host, device] : {std::make_tuple("add", rt::add, cu::add),
+                                    std::make_tuple("mul", rt::mul, cu::mul),
+                                    std::make_tuple("max", rt::max, cu::max),
+                                    std::make_tuple("gt", rt::gt, cu::gt)}) {
+    std::vector<float> want(60);
+    host(a.data(), sa, b.data(), sb, want.data(), so);
+    cu::DeviceTensor out = blank(60);
+    ASSERT_TRUE(
+        device(da.data(), sa, db.data(), sb, out.data(), so, nullptr).ok())
+        << name;
+    expectNear(down(out), want, name);
+  }
+  // Dropout: the interpreter's mask for seed 0.
+  std::vector<float> want(n);
+  rt::dropout(x.data(), want.data(), n, 0.3, 7, true);
+  cu::DeviceTensor out = blank(n);
+  ASSERT_TRUE(
+      cu::dropout(dx.data(), out.data(), n, 0.3, 7, true, nullptr).ok());
+  expectNear(down(out), want, "dropout", 1e-6f);
+}
+
+TEST(CudaDeviceOps, DenseOps) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937_64 rng(2);
+  // matmul
+  std::vector<float> a = randomVector(37 * 19, rng),
+                     w = randomVector(19 * 23, rng);
+  std::vector<float> want(37 * 23);
+  rt::matmul(a.data(), w.data(), want.data(), 37, 19, 23);
+  cu::DeviceTensor da = up(a), dw = up(w), out = blank(37 * 23);
+  ASSERT_TRUE(
+      cu::matmul(da.data(), dw.data(), out.data(), 37, 19, 23, nullptr).ok());
+  expectNear(down(out), want, "matmul");
+  // Reductions: short, long (chunked) and whole-tensor (CUB) axes.
+  struct Shape3 {
+    int64_t outer, len, inner;
+  };
+  for (Shape3 s : {Shape3{3, 7, 5}, Shape3{2, 3000, 3}, Shape3{1, 10000, 1},
+                   Shape3{4, 1, 6}}) {
+    int64_t n = s.outer * s.len * s.inner;
+    std::vector<float> x = randomVector(n, rng);
+    x[n / 2] = x[n / 3]; // a tie
+    cu::DeviceTensor dx = up(x);
+    cu::DeviceBuffer scratch;
+    ASSERT_TRUE(cu::DeviceBuffer::allocate(
+                    cu::reduceScratchBytes(s.outer, s.len, s.inner), scratch)
+                    .ok());
+    using HostFn = void (*)(const float *, float *, int64_t, int64_t, int64_t);
+    using DeviceFn = rt::Status (*)(const float *, float *, int64_t, int64_t,
+                                    int64_t, void *, cudaStream_t);
+    for (auto [name, host, device, select] :
+         {std::make_tuple("reduceSum", HostFn(rt::reduceSum),
+                          DeviceFn(cu::reduceSum), false),
+          std::make_tuple("reduceMean", HostFn(rt::reduceMean),
+                          DeviceFn(cu::reduceMean), false),
+          std::make_tuple("reduceMax", HostFn(rt::reduceMax),
+                          DeviceFn(cu::reduceMax), false),
+          std::make_tuple("reduceMin", HostFn(rt::reduceMin),
+                          DeviceFn(cu::reduceMin), false),
+          std::make_tuple("reduceSelectMax", HostFn(rt::reduceSelectMax),
+                          DeviceFn(cu::reduceSelectMax), true),
+          std::make_tuple("reduceSelectMin", HostFn(rt::reduceSelectMin),
+                          DeviceFn(cu::reduceSelectMin), true)}) {
+      size_t m = select ? n : s.outer * s.inner;
+      std::vector<float> want(m);
+      host(x.data(), want.data(), s.outer, s.len, s.inner);
+      cu::DeviceTensor r = blank(m);
+      ASSERT_TRUE(device(dx.data(), r.data(), s.outer, s.len, s.inner,
+                         scratch.data(), nullptr)
+                      .ok())
+          << name;
+      expectNear(down(r), want, name, 1e-3f);
+    }
+    std::vector<float> sm(n);
+    rt::softmax(x.data(), sm.data(), s.outer, s.len, s.inner);
+    cu::DeviceTensor dsm = blank(n);
+    ASSERT_TRUE(
+        cu::softmax(dx.data(), dsm.data(), s.outer, s.len, s.inner, nullptr)
+            .ok());
+    expectNear(down(dsm), sm, "softmax", 1e-3f);
+  }
+  // transpose and copyRows
+  std::vector<float> t = randomVector(2 * 3 * 4, rng), tw(24);
+  rt::transpose(t.data(), tw.data(), 2, 3, 4);
+  cu::DeviceTensor dt = up(t), dto = blank(24);
+  ASSERT_TRUE(cu::transpose(dt.data(), dto.data(), 2, 3, 4, nullptr).ok());
+  expectNear(down(dto), tw, "transpose");
+  std::vector<float> rows(24, 0.0f);
+  rt::copyRows(t.data(), 4, rows.data(), 6, 4, 3);
+  cu::DeviceTensor drows = up(std::vector<float>(24, 0.0f));
+  ASSERT_TRUE(cu::copyRows(dt.data(), 4, drows.data(), 6, 4, 3, nullptr).ok());
+  expectNear(down(drows), rows, "copyRows");
+}
+
+TEST(CudaDeviceOps, GraphOps) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937_64 rng(3);
+  rt::Graph g = randomGraph(rng, 300, 2000);
+  cu::DeviceGraph dg;
+  ASSERT_TRUE(cu::DeviceGraph::upload(g, nullptr, dg).ok());
+  // The degree order sorted on the device is the host's.
+  std::vector<int32_t> order(g.numDst());
+  ASSERT_EQ(cudaMemcpy(order.data(), dg.byDst().order,
+                       order.size() * sizeof(int32_t), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  EXPECT_EQ(order, rt::cuda::detail::degreeOrder(g.inPtr()));
+  const int64_t row = 5, e = g.numEdges();
+  std::vector<float> edges = randomVector(e * row, rng);
+  std::vector<float> verts = randomVector(g.numDst() * row, rng);
+  cu::DeviceTensor de = up(edges), dv = up(verts);
+  for (rt::Side by : {rt::Side::Dst, rt::Side::Src}) {
+    int64_t count = by == rt::Side::Dst ? g.numDst() : g.numSrc();
+    using HostFn =
+        void (*)(const rt::Graph &, rt::Side, const float *, int64_t, float *);
+    using DeviceFn =
+        rt::Status (*)(const cu::DeviceGraph &, rt::Side, const float *,
+                       int64_t, float *, cudaStream_t);
+    for (auto [name, host, device, perEdge] :
+         {std::make_tuple("scatterSum", HostFn(rt::scatterSum),
+                          DeviceFn(cu::scatterSum), false),
+          std::make_tuple("scatterMean", HostFn(rt::scatterMean),
+                          DeviceFn(cu::scatterMean), false),
+          std::make_tuple("scatterMax", HostFn(rt::scatterMax),
+                          DeviceFn(cu::scatterMax), false),
+          std::make_tuple("scatterMin", HostFn(rt::scatterMin),
+                          DeviceFn(cu::scatterMin), false),
+          std::make_tuple("scatterLogSumExp", HostFn(rt::scatterLogSumExp),
+                          DeviceFn(cu::scatterLogSumExp), false),
+          std::make_tuple("scatterSelectMax", HostFn(rt::scatterSelectMax),
+                          DeviceFn(cu::scatterSelectMax), true),
+          std::make_tuple("edgeSoftmax", HostFn(rt::edgeSoftmax),
+                          DeviceFn(cu::edgeSoftmax), true)}) {
+      size_t m = (perEdge ? e : count) * row;
+      std::vector<float> want(m);
+      host(g, by, edges.data(), row, want.data());
+      cu::DeviceTensor out = blank(m);
+      ASSERT_TRUE(device(dg, by, de.data(), row, out.data(), nullptr).ok())
+          << name;
+      expectNear(down(out), want, name, 1e-3f);
+    }
+  }
+  std::vector<float> gathered(e * row);
+  std::vector<int64_t> index(g.edgeSrc().begin(), g.edgeSrc().end());
+  rt::gather(index.data(), e, verts.data(), row, gathered.data());
+  cu::DeviceTensor dgath = blank(e * row);
+  ASSERT_TRUE(
+      cu::gather(dg.edgeSrc(), e, dv.data(), row, dgath.data(), nullptr).ok());
+  expectNear(down(dgath), gathered, "gather");
+  std::vector<float> deg(g.numDst());
+  rt::inDegree(g, deg.data());
+  cu::DeviceTensor ddeg = blank(g.numDst());
+  ASSERT_TRUE(cu::inDegree(dg, ddeg.data(), nullptr).ok());
+  expectNear(down(ddeg), deg, "inDegree");
+
+  // Readouts over a batch whose members interleave.
+  std::vector<int64_t> graphOf(g.numDst());
+  for (int64_t v = 0; v < g.numDst(); ++v)
+    graphOf[v] = (v * 7) % 5;
+  rt::BatchedGraph batch{&g, graphOf.data(), 6}; // member 5 is empty
+  cu::DeviceBatchedGraph db;
+  ASSERT_TRUE(cu::DeviceBatchedGraph::upload(batch, dg, nullptr, db).ok());
+  using HostRead = void (*)(const rt::BatchedGraph &, const float *, int64_t,
+                            int64_t, float *, int64_t *);
+  using DeviceRead =
+      rt::Status (*)(const cu::DeviceBatchedGraph &, const float *, int64_t,
+                     int64_t, float *, cudaStream_t);
+  std::vector<int64_t> scratch(6 * row);
+  for (auto [name, host, device, perVertex] :
+       {std::make_tuple("readoutSum", HostRead(rt::readoutSum),
+                        DeviceRead(cu::readoutSum), false),
+        std::make_tuple("readoutMean", HostRead(rt::readoutMean),
+                        DeviceRead(cu::readoutMean), false),
+        std::make_tuple("readoutMax", HostRead(rt::readoutMax),
+                        DeviceRead(cu::readoutMax), false),
+        std::make_tuple("readoutSelectMin", HostRead(rt::readoutSelectMin),
+                        DeviceRead(cu::readoutSelectMin), true)}) {
+    size_t m = (perVertex ? g.numDst() : 6) * row;
+    std::vector<float> want(m);
+    host(batch, verts.data(), g.numDst(), row, want.data(), scratch.data());
+    cu::DeviceTensor out = blank(m);
+    ASSERT_TRUE(
+        device(db, dv.data(), g.numDst(), row, out.data(), nullptr).ok())
+        << name;
+    expectNear(down(out), want, name, 1e-3f);
+  }
+}
+
+} // namespace
