@@ -1,6 +1,14 @@
 #!/usr/bin/env bash
 # Installs gnnc's build and test dependencies (Debian bookworm). Idempotent:
 # when every package is already installed, apt is not touched at all.
+#
+#   tools/install-deps.sh          the build and test dependencies
+#   tools/install-deps.sh bench    those, and what tools/bench needs besides:
+#                                  Debian's PyTorch (CPU) with NumPy/SciPy,
+#                                  matplotlib for the plots, the Python
+#                                  dependencies of PyG and DGL (which tools/bench
+#                                  installs from PyPI into build/bench-pydeps),
+#                                  and perf for the profiles
 set -euo pipefail
 
 PACKAGES=(
@@ -20,6 +28,27 @@ PACKAGES=(
   libgtest-dev
   libopenblas-dev
 )
+
+if [[ ${1:-} == bench ]]; then
+  PACKAGES+=(
+    python3-torch
+    python3-numpy
+    python3-scipy
+    python3-matplotlib
+    python3-jinja2
+    python3-tqdm
+    python3-pyparsing
+    python3-requests
+    python3-psutil
+    python3-networkx
+    python3-packaging
+    python3-pip
+    linux-perf
+  )
+elif [[ $# -gt 0 ]]; then
+  echo "usage: $0 [bench]" >&2
+  exit 2
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
