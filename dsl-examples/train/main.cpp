@@ -28,12 +28,30 @@
 // which also gives the shapes of the values the forward saves for the
 // backward, so this driver does not depend on which values those are.
 //
+// --device cuda (when built with CUDA: GNNC_TRAIN_HAVE_CUDA) runs the same
+// models compiled with BACKEND cuda (docs/abi.md, "CUDA") on device copies
+// of the graph, the features and the parameters. The training loop is the
+// same for both devices (trainOnce): the parameters, the loss and its
+// gradient, Adam and the accuracies stay on the host, and a Backend
+// (CpuBackend, CudaBackend) runs the entry points on them.
+//
 //===----------------------------------------------------------------------===//
 
 #include "gnnc_train_gat_citeseer/gat.h"
 #include "gnnc_train_gat_cora/gat.h"
 #include "gnnc_train_gcn_citeseer/gcn.h"
 #include "gnnc_train_gcn_cora/gcn.h"
+#ifdef GNNC_TRAIN_HAVE_CUDA
+#include "gnnc_train_gat_citeseer_cuda/gat.h"
+#include "gnnc_train_gat_cora_cuda/gat.h"
+#include "gnnc_train_gcn_citeseer_cuda/gcn.h"
+#include "gnnc_train_gcn_cora_cuda/gcn.h"
+
+#include "gnnc/runtime/cuda/Device.h"
+#include "gnnc/runtime/cuda/DeviceOps.h"
+
+#include <cuda_runtime_api.h>
+#endif
 
 #include "gnnc/runtime/Dataset.h"
 #include "gnnc/runtime/Graph.h"
@@ -49,8 +67,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #ifdef _OPENMP
@@ -58,6 +78,18 @@
 #endif
 
 namespace rt = gnnc::rt;
+#ifdef GNNC_TRAIN_HAVE_CUDA
+namespace cuda = gnnc::rt::cuda;
+#endif
+
+/// Evaluates an rt::Status expression and returns it from the enclosing
+/// function when it is an error.
+#define TRAIN_TRY(expr)                                                        \
+  do {                                                                         \
+    rt::Status train_status_ = (expr);                                         \
+    if (!train_status_.ok())                                                   \
+      return train_status_;                                                    \
+  } while (0)
 
 namespace {
 
@@ -67,6 +99,20 @@ namespace {
 
 /// Which parameters Adam decays.
 enum class DecayScope { FirstLayer, All };
+
+#ifdef GNNC_TRAIN_HAVE_CUDA
+/// The model compiled with BACKEND cuda: its reflection table and its typed
+/// inference entry point (device pointers, queued on `stream`).
+struct CudaModel {
+  const cuda::ModuleInfo *module = nullptr;
+  rt::Status (*forward)(const cuda::DeviceGraph &g, const float *x,
+                        float *const *params, float *out, void *workspace,
+                        cudaStream_t stream) = nullptr;
+  std::size_t (*forwardWorkspace)(const cuda::DeviceGraph &g) = nullptr;
+};
+#else
+struct CudaModel {}; // built without CUDA
+#endif
 
 /// One model compiled for one dataset.
 struct Variant {
@@ -90,17 +136,26 @@ struct Variant {
   double learningRate, weightDecay;
   DecayScope decayScope;
   double paperAccuracy; // test accuracy (%) reported by the paper
+  CudaModel cuda;       // the same model for --device cuda
 };
 
-template <typename P>
-using EntryFn = rt::Status (*)(const rt::Graph &, const float *, const P &,
-                               float *, void *, bool, uint64_t);
+/// Calls the typed inference entry point F (training = false) with the
+/// parameters in P::kPaths order; `stream` is the CUDA stream of a CUDA
+/// entry point, nothing for a C++ one.
+template <typename P, auto F, typename GraphT, typename... Stream>
+rt::Status inferTyped(const GraphT &g, const float *x, float *const *params,
+                      float *out, void *workspace, Stream... stream) {
+  P p{};
+  for (int i = 0; i < P::kNumParams; ++i)
+    p.set(i, params[i]);
+  return F(g, x, p, out, workspace, /*training=*/false, /*seed=*/0, stream...);
+}
 
-template <typename P, EntryFn<P> F, std::size_t (*FW)(const rt::Graph &)>
+template <typename P, auto F, auto FW>
 Variant makeVariant(const char *model, const char *dataset, const char *entry,
                     const rt::ModuleInfo &module, int64_t inDim,
                     int64_t classes, double lr, double wd, DecayScope scope,
-                    double paper) {
+                    double paper, CudaModel cuda) {
   Variant v;
   v.model = model;
   v.dataset = dataset;
@@ -114,39 +169,50 @@ Variant makeVariant(const char *model, const char *dataset, const char *entry,
   v.ranks = P::kRanks;
   v.shapes = P::kShapes;
   v.numElements = P::kNumElements;
-  v.forward = [](const rt::Graph &g, const float *x, float *const *params,
-                 float *out, void *workspace) {
-    P p{};
-    for (int i = 0; i < P::kNumParams; ++i)
-      p.set(i, params[i]);
-    return F(g, x, p, out, workspace, /*training=*/false, /*seed=*/0);
-  };
+  v.forward = &inferTyped<P, F, rt::Graph>;
   v.forwardWorkspace = FW;
   v.learningRate = lr;
   v.weightDecay = wd;
   v.decayScope = scope;
   v.paperAccuracy = paper;
+  v.cuda = cuda;
   return v;
 }
+
+#ifdef GNNC_TRAIN_HAVE_CUDA
+template <typename P, auto F, auto FW>
+CudaModel makeCudaModel(const cuda::ModuleInfo &module) {
+  static_assert(P::kNumParams > 0, "a model without parameters");
+  return {&module, &inferTyped<P, F, cuda::DeviceGraph, cudaStream_t>, FW};
+}
+/// The model compiled into namespace NS with BACKEND cuda; F is its entry.
+#define TRAIN_CUDA_MODEL(NS, F)                                                \
+  makeCudaModel<NS::F##_Params, NS::F, NS::F##_workspace_bytes>(NS::gnnc_module)
+#else
+#define TRAIN_CUDA_MODEL(NS, F)                                                \
+  CudaModel {}
+#endif
 
 std::vector<Variant> variants() {
   return {
       makeVariant<gcn_cora::GCN_Params, gcn_cora::GCN,
                   gcn_cora::GCN_workspace_bytes>(
           "gcn", "cora", "GCN", gcn_cora::gnnc_module, 1433, 7, 0.01, 5e-4,
-          DecayScope::FirstLayer, 81.5),
+          DecayScope::FirstLayer, 81.5, TRAIN_CUDA_MODEL(gcn_cora_cuda, GCN)),
       makeVariant<gcn_citeseer::GCN_Params, gcn_citeseer::GCN,
                   gcn_citeseer::GCN_workspace_bytes>(
           "gcn", "citeseer", "GCN", gcn_citeseer::gnnc_module, 3703, 6, 0.01,
-          5e-4, DecayScope::FirstLayer, 70.3),
+          5e-4, DecayScope::FirstLayer, 70.3,
+          TRAIN_CUDA_MODEL(gcn_citeseer_cuda, GCN)),
       makeVariant<gat_cora::GAT_Params, gat_cora::GAT,
                   gat_cora::GAT_workspace_bytes>(
           "gat", "cora", "GAT", gat_cora::gnnc_module, 1433, 7, 0.005, 5e-4,
-          DecayScope::All, 83.0),
+          DecayScope::All, 83.0, TRAIN_CUDA_MODEL(gat_cora_cuda, GAT)),
       makeVariant<gat_citeseer::GAT_Params, gat_citeseer::GAT,
                   gat_citeseer::GAT_workspace_bytes>(
           "gat", "citeseer", "GAT", gat_citeseer::gnnc_module, 3703, 6, 0.005,
-          5e-4, DecayScope::All, 72.5),
+          5e-4, DecayScope::All, 72.5,
+          TRAIN_CUDA_MODEL(gat_citeseer_cuda, GAT)),
   };
 }
 
@@ -165,7 +231,8 @@ public:
 
   bool allocate(std::size_t bytes) {
     std::free(Data);
-    std::size_t n = rt::alignUp(static_cast<int64_t>(std::max<std::size_t>(bytes, 1)));
+    std::size_t n =
+        rt::alignUp(static_cast<int64_t>(std::max<std::size_t>(bytes, 1)));
     Data = std::aligned_alloc(rt::kWorkspaceAlign, n);
     if (Data)
       std::memset(Data, 0, n);
@@ -183,8 +250,10 @@ double msSince(std::chrono::steady_clock::time_point t0) {
       .count();
 }
 
-const rt::EntryInfo *findEntry(const rt::ModuleInfo &m,
-                               const std::string &name) {
+/// The entry point `name` of a C++ or CUDA module, or null.
+template <typename ModuleInfo>
+auto findEntry(const ModuleInfo &m, const std::string &name)
+    -> decltype(m.entries) {
   for (int i = 0; i < m.numEntries; ++i)
     if (name == m.entries[i].name)
       return &m.entries[i];
@@ -207,20 +276,96 @@ void splitInit(std::string_view text, std::string &name, double &arg) {
 }
 
 //===----------------------------------------------------------------------===//
-// One call of a generated entry point through the reflection table
+// Memory and reflection, for either device
 //===----------------------------------------------------------------------===//
 
-/// The tensors of one entry point's call: element counts of every argument
-/// and result (from EntryInfo::shapes) and the pointers to pass.
-struct Call {
-  const rt::EntryInfo *info = nullptr;
+/// Host memory for tensors and workspaces: 64-byte aligned, zeroed, freed
+/// with the object.
+class HostMemory {
+public:
+  rt::Status allocate(std::size_t bytes, void *&out) {
+    auto buffer = std::make_unique<AlignedBuffer>();
+    if (!buffer->allocate(bytes))
+      return rt::Status::error("cannot allocate " + std::to_string(bytes) +
+                               " bytes of host memory");
+    out = buffer->data();
+    Buffers.push_back(std::move(buffer));
+    return rt::Status::success();
+  }
+
+private:
+  std::vector<std::unique_ptr<AlignedBuffer>> Buffers;
+};
+
+/// The reflection types of generated C++ (docs/abi.md, "Reflection") and
+/// the memory its tensors are in.
+struct CpuAbi {
+  using Graph = rt::Graph;
+  using ModuleInfo = rt::ModuleInfo;
+  using EntryInfo = rt::EntryInfo;
+  using CallArgs = rt::CallArgs;
+  using Memory = HostMemory;
+};
+
+#ifdef GNNC_TRAIN_HAVE_CUDA
+/// Device memory for tensors and workspaces (cudaMalloc: 256-byte aligned),
+/// zeroed, freed with the object.
+class DeviceMemory {
+public:
+  rt::Status allocate(std::size_t bytes, void *&out) {
+    cuda::DeviceBuffer buffer;
+    TRAIN_TRY(cuda::DeviceBuffer::allocate(
+        std::max<std::size_t>(bytes, rt::kWorkspaceAlign), buffer));
+    GNNC_CUDA_CHECK(cudaMemset(buffer.data(), 0, buffer.size()));
+    out = buffer.data();
+    Buffers.push_back(std::move(buffer));
+    return rt::Status::success();
+  }
+
+private:
+  std::vector<cuda::DeviceBuffer> Buffers;
+};
+
+/// The reflection types of generated CUDA (docs/abi.md, "CUDA": device
+/// graphs and pointers, and a stream in CallArgs).
+struct CudaAbi {
+  using Graph = cuda::DeviceGraph;
+  using ModuleInfo = cuda::ModuleInfo;
+  using EntryInfo = cuda::EntryInfo;
+  using CallArgs = cuda::CallArgs;
+  using Memory = DeviceMemory;
+};
+#endif
+
+template <typename Memory>
+rt::Status allocateFloats(Memory &memory, int64_t count, float *&out) {
+  void *data = nullptr;
+  TRAIN_TRY(
+      memory.allocate(static_cast<std::size_t>(count) * sizeof(float), data));
+  out = static_cast<float *>(data);
+  return rt::Status::success();
+}
+
+/// One call of a generated entry point through the reflection table (Abi:
+/// CpuAbi or CudaAbi): element counts of every argument and result (from
+/// EntryInfo::shapes) and the pointers to pass.
+template <typename Abi> struct Call {
+  const typename Abi::EntryInfo *info = nullptr;
   std::vector<int64_t> argElements, resultElements;
   std::vector<const float *> inputs;
   std::vector<float *> outputs;
-  AlignedBuffer workspace;
+  /// Results deliberately passed as null (an input's gradient that the
+  /// entry point may skip, docs/abi.md).
+  std::vector<bool> skipped;
   const void *graph = nullptr;
+  /// What every call passes besides the tensors, the graph, training and
+  /// the seed: the workspace (prepare) and, for CUDA, the stream.
+  typename Abi::CallArgs base{};
 
-  rt::Status prepare(const rt::EntryInfo *entry, const rt::Graph &g) {
+  /// Computes the sizes and allocates the workspace in `memory`.
+  rt::Status prepare(const typename Abi::EntryInfo *entry,
+                     const typename Abi::Graph &g,
+                     typename Abi::Memory &memory) {
     info = entry;
     graph = &g;
     if (info->numGraphs != 1 || info->graphKinds[0] != rt::GraphKind::Graph)
@@ -229,7 +374,10 @@ struct Call {
     if (info->numSizes != 0)
       return rt::Status::error(std::string(info->name) +
                                ": explicit sizes are not supported here");
-    rt::CallArgs args = callArgs(false, 0);
+    inputs.assign(info->numArgs, nullptr);
+    outputs.assign(info->numResults, nullptr);
+    skipped.assign(info->numResults, false);
+    typename Abi::CallArgs args = callArgs(false, 0);
     int total = 0;
     for (int i = 0; i < info->numArgs; ++i)
       total += info->args[i].rank;
@@ -250,21 +398,16 @@ struct Call {
       argElements.push_back(count(info->args[i]));
     for (int i = 0; i < info->numResults; ++i)
       resultElements.push_back(count(info->results[i]));
-    inputs.assign(info->numArgs, nullptr);
-    outputs.assign(info->numResults, nullptr);
-    if (!workspace.allocate(info->workspaceBytes(args)))
-      return rt::Status::error(std::string(info->name) +
-                               ": cannot allocate the workspace");
-    return rt::Status::success();
+    return memory.allocate(info->workspaceBytes(args), base.workspace)
+        .withPrefix(std::string(info->name) + ": workspace");
   }
 
-  rt::CallArgs callArgs(bool training, uint64_t seed) const {
-    rt::CallArgs a{};
+  typename Abi::CallArgs callArgs(bool training, uint64_t seed) const {
+    typename Abi::CallArgs a = base;
     a.graphs = &graph;
     a.sizes = nullptr;
     a.inputs = inputs.data();
     a.outputs = outputs.data();
-    a.workspace = workspace.data();
     a.training = training;
     a.seed = seed;
     return a;
@@ -276,7 +419,7 @@ struct Call {
         return rt::Status::error(std::string(info->name) + ": argument '" +
                                  info->args[i].name + "' is not bound");
     for (size_t i = 0; i < outputs.size(); ++i)
-      if (!outputs[i])
+      if (!outputs[i] && !skipped[i])
         return rt::Status::error(std::string(info->name) + ": result '" +
                                  info->results[i].name + "' is not bound");
     return info->call(callArgs(training, seed))
@@ -284,12 +427,366 @@ struct Call {
   }
 };
 
+/// The tensors of one training run, in one memory (the host's or the
+/// device's).
+struct RunTensors {
+  std::vector<float *> params, grads; // per parameter, in kPaths order
+  float *logits = nullptr;            // F.train's output, [N, classes]
+  float *gradLogits = nullptr;        // the loss gradient: the cotangent
+  float *evalLogits = nullptr;        // the inference forward's output
+  float *gradX = nullptr;             // F.backward's gradient of x (or null)
+};
+
+/// Allocates `t` for `n` vertices in `memory`; the gradient of x only when
+/// `withGradX`.
+template <typename Memory>
+rt::Status allocateRun(const Variant &v, int64_t n, bool withGradX,
+                       Memory &memory, RunTensors &t) {
+  t.params.assign(v.numParams, nullptr);
+  t.grads.assign(v.numParams, nullptr);
+  for (int i = 0; i < v.numParams; ++i) {
+    TRAIN_TRY(allocateFloats(memory, v.numElements[i], t.params[i]));
+    TRAIN_TRY(allocateFloats(memory, v.numElements[i], t.grads[i]));
+  }
+  TRAIN_TRY(allocateFloats(memory, n * v.classes, t.logits));
+  TRAIN_TRY(allocateFloats(memory, n * v.classes, t.gradLogits));
+  TRAIN_TRY(allocateFloats(memory, n * v.classes, t.evalLogits));
+  if (withGradX)
+    TRAIN_TRY(allocateFloats(memory, n * v.inDim, t.gradX));
+  return rt::Status::success();
+}
+
+/// Binds F.train and F.backward of `module` to the features `x` and the
+/// tensors `t` (all in `memory`), and allocates there the values F.train
+/// saves for F.backward.
+template <typename Abi>
+rt::Status bindTrainingStep(const Variant &v,
+                            const typename Abi::ModuleInfo &module,
+                            const typename Abi::Graph &g, const float *x,
+                            const RunTensors &t, typename Abi::Memory &memory,
+                            Call<Abi> &train, Call<Abi> &back) {
+  const int64_t n = g.numDst(), c = v.classes;
+  std::string entry = v.entry;
+  const auto *trainInfo = findEntry(module, entry + ".train");
+  const auto *backInfo = findEntry(module, entry + ".backward");
+  if (!trainInfo || !backInfo)
+    return rt::Status::error("the module has no " + entry + ".train or " +
+                             entry + ".backward (compile it with TRAINING)");
+  TRAIN_TRY(train.prepare(trainInfo, g, memory));
+  TRAIN_TRY(back.prepare(backInfo, g, memory));
+
+  auto paramIndex = [&](const char *path) {
+    for (int i = 0; i < v.numParams; ++i)
+      if (std::strcmp(path, v.paths[i]) == 0)
+        return i;
+    return -1;
+  };
+  for (int i = 0; i < trainInfo->numArgs; ++i) {
+    const rt::TensorInfo &a = trainInfo->args[i];
+    if (std::strcmp(a.role, "param") == 0) {
+      int k = paramIndex(a.name);
+      if (k < 0 || train.argElements[i] != v.numElements[k])
+        return rt::Status::error(std::string(trainInfo->name) + ": parameter " +
+                                 a.name + " does not match " + v.entry +
+                                 "_Params");
+      train.inputs[i] = t.params[k];
+    } else if (std::strcmp(a.name, "x") == 0 &&
+               train.argElements[i] == n * v.inDim) {
+      train.inputs[i] = x;
+    }
+  }
+  for (int i = 0; i < trainInfo->numResults; ++i) {
+    const rt::TensorInfo &r = trainInfo->results[i];
+    if (std::strcmp(r.role, "output") == 0 && train.resultElements[i] == n * c)
+      train.outputs[i] = t.logits;
+    else if (std::strcmp(r.role, "saved") == 0)
+      TRAIN_TRY(
+          allocateFloats(memory, train.resultElements[i], train.outputs[i]));
+  }
+  for (int i = 0; i < backInfo->numArgs; ++i) {
+    const rt::TensorInfo &a = backInfo->args[i];
+    if (std::strcmp(a.role, "param") == 0) {
+      int k = paramIndex(a.name);
+      if (k < 0)
+        return rt::Status::error(std::string(backInfo->name) +
+                                 ": unknown parameter " + a.name);
+      back.inputs[i] = t.params[k];
+    } else if (std::strcmp(a.role, "saved") == 0) {
+      for (int j = 0; j < trainInfo->numResults; ++j)
+        if (std::strcmp(trainInfo->results[j].role, "saved") == 0 &&
+            std::strcmp(trainInfo->results[j].name, a.name) == 0 &&
+            train.resultElements[j] == back.argElements[i])
+          back.inputs[i] = train.outputs[j];
+    } else if (std::strcmp(a.name, "x") == 0) {
+      back.inputs[i] = x;
+    } else if (std::strcmp(a.name, "cotangent") == 0 &&
+               back.argElements[i] == n * c) {
+      back.inputs[i] = t.gradLogits;
+    }
+  }
+  for (int i = 0; i < backInfo->numResults; ++i) {
+    const rt::TensorInfo &r = backInfo->results[i];
+    if (std::strcmp(r.role, "grad") != 0)
+      continue;
+    int k = paramIndex(r.name);
+    if (k >= 0 && back.resultElements[i] == v.numElements[k])
+      back.outputs[i] = t.grads[k];
+    else if (std::strcmp(r.name, "x") == 0 &&
+             back.resultElements[i] == n * v.inDim) {
+      back.outputs[i] = t.gradX;
+      back.skipped[i] = t.gradX == nullptr;
+    }
+  }
+  return rt::Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Devices
+//===----------------------------------------------------------------------===//
+
+struct Problem {
+  rt::Dataset data;
+  rt::Graph graph; // with self-loops
+};
+
+/// Runs a model's entry points for the training loop (trainOnce), which
+/// works on host tensors: it initialises the parameters, computes the loss
+/// and its gradient, steps Adam and measures the accuracies.
+class Backend {
+public:
+  virtual ~Backend() = default;
+  /// For the header line: "cpu, 2 thread(s)".
+  virtual std::string describe() const = 0;
+  /// Allocates and binds one run's tensors and gives their host view
+  /// (zeroed host memory, valid until the next startRun).
+  virtual rt::Status startRun(RunTensors &host) = 0;
+  /// The host parameters changed (initialised, or an Adam step).
+  virtual rt::Status paramsChanged() = 0;
+  /// F.train (training, dropout seed `seed`): the host logits.
+  virtual rt::Status trainForward(uint64_t seed) = 0;
+  /// F.backward with the host gradLogits as cotangent: the host grads.
+  virtual rt::Status backward(uint64_t seed) = 0;
+  /// The inference forward (dropout off): the host evalLogits.
+  virtual rt::Status infer() = 0;
+};
+
+/// --device cpu: the C++ entry points, on the host tensors themselves.
+class CpuBackend final : public Backend {
+public:
+  CpuBackend(const Variant &v, const Problem &p) : V(v), P(p) {}
+
+  std::string describe() const override {
+    int threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads();
+#endif
+    return "cpu, " + std::to_string(threads) + " thread(s)";
+  }
+
+  rt::Status startRun(RunTensors &host) override {
+    Memory = HostMemory();
+    // No gradient of x: the generated C++ backward takes a null pointer for
+    // the gradient of an input and skips the work only it needs.
+    TRAIN_TRY(allocateRun(V, P.graph.numDst(), /*withGradX=*/false, Memory, T));
+    TRAIN_TRY(bindTrainingStep<CpuAbi>(V, *V.module, P.graph, P.data.X.data(),
+                                       T, Memory, Train, Back));
+    TRAIN_TRY(Memory.allocate(V.forwardWorkspace(P.graph), InferWorkspace)
+                  .withPrefix("the inference workspace"));
+    host = T;
+    return rt::Status::success();
+  }
+
+  rt::Status paramsChanged() override { return rt::Status::success(); }
+
+  rt::Status trainForward(uint64_t seed) override {
+    return Train.run(/*training=*/true, seed);
+  }
+
+  rt::Status backward(uint64_t seed) override {
+    return Back.run(/*training=*/true, seed);
+  }
+
+  rt::Status infer() override {
+    return V
+        .forward(P.graph, P.data.X.data(), T.params.data(), T.evalLogits,
+                 InferWorkspace)
+        .withPrefix(V.entry);
+  }
+
+private:
+  const Variant &V;
+  const Problem &P;
+  HostMemory Memory;
+  RunTensors T;
+  Call<CpuAbi> Train, Back;
+  void *InferWorkspace = nullptr;
+};
+
+#ifdef GNNC_TRAIN_HAVE_CUDA
+/// --device cuda: the CUDA entry points on device copies of the graph, the
+/// features and the run's tensors, queued on one stream. The host view is
+/// copied in (parameters, loss gradient) and out (logits, gradients) around
+/// the calls, and each step waits for the stream, where the errors of the
+/// kernels show.
+class CudaBackend final : public Backend {
+public:
+  explicit CudaBackend(const Variant &v) : V(v) {}
+  ~CudaBackend() override {
+    if (Stream)
+      (void)cudaStreamDestroy(Stream);
+  }
+
+  /// Creates the stream and uploads the graph and the features.
+  rt::Status init(const Problem &p) {
+    int device = 0;
+    GNNC_CUDA_CHECK(cudaGetDevice(&device));
+    cudaDeviceProp prop;
+    GNNC_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    std::string cc =
+        std::to_string(prop.major) + "." + std::to_string(prop.minor);
+    if (prop.major < 7)
+      return rt::Status::error(std::string(prop.name) +
+                               " has compute capability " + cc +
+                               "; generated CUDA needs 7.0 or more");
+    Name = "cuda:" + std::to_string(device) + " (" + prop.name +
+           ", compute capability " + cc + ")";
+    GNNC_CUDA_CHECK(cudaStreamCreate(&Stream));
+    TRAIN_TRY(cuda::DeviceGraph::upload(p.graph, Stream, Graph)
+                  .withPrefix("uploading the graph"));
+    return cuda::DeviceTensor::upload(p.data.X.data(),
+                                      {p.data.NumNodes, p.data.NumFeatures},
+                                      Stream, X)
+        .withPrefix("uploading the features");
+  }
+
+  std::string describe() const override { return Name; }
+
+  rt::Status startRun(RunTensors &host) override {
+    Device = DeviceMemory();
+    Host = HostMemory();
+    // The CUDA backward writes the gradient of x (it does not take null).
+    TRAIN_TRY(allocateRun(V, Graph.numDst(), /*withGradX=*/true, Device, D));
+    TRAIN_TRY(allocateRun(V, Graph.numDst(), /*withGradX=*/false, Host, H));
+    TRAIN_TRY(bindTrainingStep<CudaAbi>(V, *V.cuda.module, Graph, X.data(), D,
+                                        Device, Train, Back));
+    Train.base.stream = Back.base.stream = Stream;
+    TRAIN_TRY(Device.allocate(V.cuda.forwardWorkspace(Graph), InferWorkspace)
+                  .withPrefix("the inference workspace"));
+    host = H;
+    return rt::Status::success();
+  }
+
+  rt::Status paramsChanged() override {
+    for (int i = 0; i < V.numParams; ++i)
+      TRAIN_TRY(toDevice(D.params[i], H.params[i], V.numElements[i]));
+    return sync();
+  }
+
+  rt::Status trainForward(uint64_t seed) override {
+    TRAIN_TRY(Train.run(/*training=*/true, seed));
+    TRAIN_TRY(toHost(H.logits, D.logits, numLogits()));
+    return sync();
+  }
+
+  rt::Status backward(uint64_t seed) override {
+    TRAIN_TRY(toDevice(D.gradLogits, H.gradLogits, numLogits()));
+    TRAIN_TRY(Back.run(/*training=*/true, seed));
+    for (int i = 0; i < V.numParams; ++i)
+      TRAIN_TRY(toHost(H.grads[i], D.grads[i], V.numElements[i]));
+    return sync();
+  }
+
+  rt::Status infer() override {
+    TRAIN_TRY(V.cuda
+                  .forward(Graph, X.data(), D.params.data(), D.evalLogits,
+                           InferWorkspace, Stream)
+                  .withPrefix(V.entry));
+    TRAIN_TRY(toHost(H.evalLogits, D.evalLogits, numLogits()));
+    return sync();
+  }
+
+private:
+  int64_t numLogits() const { return Graph.numDst() * V.classes; }
+
+  rt::Status copy(float *to, const float *from, int64_t count,
+                  cudaMemcpyKind kind) {
+    GNNC_CUDA_CHECK(cudaMemcpyAsync(
+        to, from, static_cast<std::size_t>(count) * sizeof(float), kind,
+        Stream));
+    return rt::Status::success();
+  }
+  rt::Status toDevice(float *to, const float *from, int64_t count) {
+    return copy(to, from, count, cudaMemcpyHostToDevice);
+  }
+  rt::Status toHost(float *to, const float *from, int64_t count) {
+    return copy(to, from, count, cudaMemcpyDeviceToHost);
+  }
+  rt::Status sync() {
+    GNNC_CUDA_CHECK(cudaStreamSynchronize(Stream));
+    return rt::Status::success();
+  }
+
+  const Variant &V;
+  std::string Name;
+  cudaStream_t Stream = nullptr;
+  cuda::DeviceGraph Graph;
+  cuda::DeviceTensor X;
+  DeviceMemory Device; // D, the saved values and the workspaces
+  HostMemory Host;     // H
+  RunTensors D, H;
+  Call<CudaAbi> Train, Back;
+  void *InferWorkspace = nullptr;
+};
+#endif
+
+/// Fails unless `device` can run here: --device cuda needs a build with
+/// CUDA and a CUDA device.
+rt::Status checkDevice(const std::string &device) {
+  if (device != "cuda")
+    return rt::Status::success();
+#ifndef GNNC_TRAIN_HAVE_CUDA
+  return rt::Status::error(
+      "built without CUDA (the gnnc package has no gnnc::cuda, no CUDA "
+      "compiler was found, or GNNC_TRAIN_CUDA is OFF): --device cuda is not "
+      "available");
+#else
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return rt::Status::error(
+        std::string("--device cuda: no CUDA device (cudaGetDeviceCount: ") +
+        cudaGetErrorName(err) + ": " + cudaGetErrorString(err) + ")");
+  }
+  if (count == 0)
+    return rt::Status::error("--device cuda: no CUDA device "
+                             "(cudaGetDeviceCount found none)");
+  return rt::Status::success();
+#endif
+}
+
+/// The backend of `device` (checked by checkDevice) for `v` on `p`.
+rt::Status makeBackend(const std::string &device, const Variant &v,
+                       const Problem &p, std::unique_ptr<Backend> &out) {
+#ifdef GNNC_TRAIN_HAVE_CUDA
+  if (device == "cuda") {
+    auto backend = std::make_unique<CudaBackend>(v);
+    TRAIN_TRY(backend->init(p).withPrefix("--device cuda"));
+    out = std::move(backend);
+    return rt::Status::success();
+  }
+#endif
+  (void)device;
+  out = std::make_unique<CpuBackend>(v, p);
+  return rt::Status::success();
+}
+
 //===----------------------------------------------------------------------===//
 // Training
 //===----------------------------------------------------------------------===//
 
 struct Options {
-  std::string model = "gcn", dataset = "cora", dataPath;
+  std::string model = "gcn", dataset = "cora", dataPath, device = "cpu";
   int epochs = 200, seeds = 1, logEvery = 1;
   uint64_t firstSeed = 0;
   bool quiet = false;
@@ -297,11 +794,6 @@ struct Options {
   double checkMinTestAcc = -1.0;
   double learningRate = -1.0, weightDecay = -1.0; // < 0: the paper's
   std::string decayScope;                         // "": the paper's
-};
-
-struct Problem {
-  rt::Dataset data;
-  rt::Graph graph; // with self-loops
 };
 
 struct RunResult {
@@ -314,28 +806,25 @@ struct RunResult {
 };
 
 rt::Status trainOnce(const Variant &v, const Problem &p, const Options &opt,
-                     uint64_t seed, RunResult &result) {
+                     uint64_t seed, Backend &backend, RunResult &result) {
   const rt::Dataset &ds = p.data;
-  const rt::Graph &g = p.graph;
   const int64_t n = ds.NumNodes, c = ds.NumClasses;
 
-  // Parameters, initialised as the .gnn declares them.
-  std::vector<std::vector<float>> params(v.numParams), grads(v.numParams);
-  std::vector<float *> paramPtrs(v.numParams);
+  // The run's tensors, and the parameters initialised as the .gnn declares
+  // them.
+  RunTensors h;
+  TRAIN_TRY(backend.startRun(h));
   for (int i = 0; i < v.numParams; ++i) {
-    params[i].assign(static_cast<size_t>(v.numElements[i]), 0.0f);
-    grads[i].assign(static_cast<size_t>(v.numElements[i]), 0.0f);
-    paramPtrs[i] = params[i].data();
     std::string init;
     double arg;
     splitInit(v.inits[i], init, arg);
-    rt::Status st = rt::initParam(init, arg, v.shapes[i],
-                                  static_cast<size_t>(v.ranks[i]),
-                                  params[i].data(),
-                                  rt::paramSeed(seed, v.paths[i]));
+    rt::Status st =
+        rt::initParam(init, arg, v.shapes[i], static_cast<size_t>(v.ranks[i]),
+                      h.params[i], rt::paramSeed(seed, v.paths[i]));
     if (!st.ok())
       return st.withPrefix(std::string("initialising ") + v.paths[i]);
   }
+  TRAIN_TRY(backend.paramsChanged());
 
   // Adam: one optimiser for the decayed parameters, one for the others.
   DecayScope scope = v.decayScope;
@@ -353,99 +842,9 @@ rt::Status trainOnce(const Variant &v, const Problem &p, const Options &opt,
     bool decay = scope == DecayScope::All ||
                  std::string_view(v.paths[i]).rfind("conv1.", 0) == 0;
     rt::Adam &adam = decay ? adamDecayed : adamPlain;
-    rt::Status st = adam.addParam(params[i].data(), v.numElements[i]);
-    if (!st.ok())
-      return st;
-    (decay ? gradsDecayed : gradsPlain).push_back(grads[i].data());
+    TRAIN_TRY(adam.addParam(h.params[i], v.numElements[i]));
+    (decay ? gradsDecayed : gradsPlain).push_back(h.grads[i]);
   }
-
-  // The saving forward and the backward, bound to their buffers.
-  std::string entry = v.entry;
-  const rt::EntryInfo *trainInfo = findEntry(*v.module, entry + ".train");
-  const rt::EntryInfo *backInfo = findEntry(*v.module, entry + ".backward");
-  if (!trainInfo || !backInfo)
-    return rt::Status::error("the module has no " + entry + ".train or " +
-                             entry + ".backward (compile it with TRAINING)");
-  Call train, back;
-  rt::Status st = train.prepare(trainInfo, g);
-  if (st.ok())
-    st = back.prepare(backInfo, g);
-  if (!st.ok())
-    return st;
-
-  auto paramIndex = [&](const char *path) {
-    for (int i = 0; i < v.numParams; ++i)
-      if (std::strcmp(path, v.paths[i]) == 0)
-        return i;
-    return -1;
-  };
-  std::vector<float> logits(static_cast<size_t>(n * c)),
-      gradLogits(static_cast<size_t>(n * c)),
-      gradX(static_cast<size_t>(n * v.inDim));
-  std::vector<std::vector<float>> saved(trainInfo->numResults);
-
-  for (int i = 0; i < trainInfo->numArgs; ++i) {
-    const rt::TensorInfo &t = trainInfo->args[i];
-    if (std::strcmp(t.role, "param") == 0) {
-      int k = paramIndex(t.name);
-      if (k < 0 || train.argElements[i] != v.numElements[k])
-        return rt::Status::error(std::string(trainInfo->name) + ": parameter " +
-                                 t.name + " does not match " + v.entry +
-                                 "_Params");
-      train.inputs[i] = params[k].data();
-    } else if (std::strcmp(t.name, "x") == 0 &&
-               train.argElements[i] == n * v.inDim) {
-      train.inputs[i] = ds.X.data();
-    }
-  }
-  for (int i = 0; i < trainInfo->numResults; ++i) {
-    const rt::TensorInfo &t = trainInfo->results[i];
-    if (std::strcmp(t.role, "output") == 0 &&
-        train.resultElements[i] == n * c) {
-      train.outputs[i] = logits.data();
-    } else if (std::strcmp(t.role, "saved") == 0) {
-      saved[i].assign(static_cast<size_t>(train.resultElements[i]), 0.0f);
-      train.outputs[i] = saved[i].data();
-    }
-  }
-  for (int i = 0; i < backInfo->numArgs; ++i) {
-    const rt::TensorInfo &t = backInfo->args[i];
-    if (std::strcmp(t.role, "param") == 0) {
-      int k = paramIndex(t.name);
-      if (k < 0)
-        return rt::Status::error(std::string(backInfo->name) +
-                                 ": unknown parameter " + t.name);
-      back.inputs[i] = params[k].data();
-    } else if (std::strcmp(t.role, "saved") == 0) {
-      for (int j = 0; j < trainInfo->numResults; ++j)
-        if (std::strcmp(trainInfo->results[j].role, "saved") == 0 &&
-            std::strcmp(trainInfo->results[j].name, t.name) == 0 &&
-            train.resultElements[j] == back.argElements[i])
-          back.inputs[i] = saved[j].data();
-    } else if (std::strcmp(t.name, "x") == 0) {
-      back.inputs[i] = ds.X.data();
-    } else if (std::strcmp(t.name, "cotangent") == 0 &&
-               back.argElements[i] == n * c) {
-      back.inputs[i] = gradLogits.data();
-    }
-  }
-  for (int i = 0; i < backInfo->numResults; ++i) {
-    const rt::TensorInfo &t = backInfo->results[i];
-    if (std::strcmp(t.role, "grad") != 0)
-      continue;
-    int k = paramIndex(t.name);
-    if (k >= 0 && back.resultElements[i] == v.numElements[k])
-      back.outputs[i] = grads[k].data();
-    else if (std::strcmp(t.name, "x") == 0 &&
-             back.resultElements[i] == n * v.inDim)
-      back.outputs[i] = gradX.data();
-  }
-
-  // Inference.
-  AlignedBuffer inferWs;
-  if (!inferWs.allocate(v.forwardWorkspace(g)))
-    return rt::Status::error("cannot allocate the inference workspace");
-  std::vector<float> evalLogits(static_cast<size_t>(n * c));
 
   double stepTotal = 0.0, evalTotal = 0.0;
   std::clock_t cpu0 = std::clock();
@@ -457,40 +856,31 @@ rt::Status trainOnce(const Variant &v, const Problem &p, const Options &opt,
       stepSeed = 1;
 
     auto t0 = std::chrono::steady_clock::now();
-    st = train.run(/*training=*/true, stepSeed);
-    if (!st.ok())
-      return st;
+    TRAIN_TRY(backend.trainForward(stepSeed));
     double loss = 0.0;
-    st = rt::softmaxCrossEntropy(logits.data(), n, c, ds.Y.data(),
-                                 ds.TrainMask.data(), loss, gradLogits.data());
-    if (!st.ok())
-      return st.withPrefix("loss");
-    st = back.run(/*training=*/true, stepSeed);
-    if (!st.ok())
-      return st;
-    st = adamDecayed.step(gradsDecayed);
+    TRAIN_TRY(rt::softmaxCrossEntropy(h.logits, n, c, ds.Y.data(),
+                                      ds.TrainMask.data(), loss, h.gradLogits)
+                  .withPrefix("loss"));
+    TRAIN_TRY(backend.backward(stepSeed));
+    rt::Status st = adamDecayed.step(gradsDecayed);
     if (st.ok() && adamPlain.numParams() > 0)
       st = adamPlain.step(gradsPlain);
-    if (!st.ok())
-      return st.withPrefix("adam");
+    TRAIN_TRY(st.withPrefix("adam"));
+    TRAIN_TRY(backend.paramsChanged());
     double stepMs = msSince(t0);
 
     auto t1 = std::chrono::steady_clock::now();
-    st = v.forward(g, ds.X.data(), paramPtrs.data(), evalLogits.data(),
-                   inferWs.data());
-    if (!st.ok())
-      return st.withPrefix(std::string(v.entry));
+    TRAIN_TRY(backend.infer());
     double accTrain, accVal, accTest;
-    st = rt::maskedAccuracy(evalLogits.data(), n, c, ds.Y.data(),
+    st = rt::maskedAccuracy(h.evalLogits, n, c, ds.Y.data(),
                             ds.TrainMask.data(), accTrain);
     if (st.ok())
-      st = rt::maskedAccuracy(evalLogits.data(), n, c, ds.Y.data(),
+      st = rt::maskedAccuracy(h.evalLogits, n, c, ds.Y.data(),
                               ds.ValMask.data(), accVal);
     if (st.ok())
-      st = rt::maskedAccuracy(evalLogits.data(), n, c, ds.Y.data(),
+      st = rt::maskedAccuracy(h.evalLogits, n, c, ds.Y.data(),
                               ds.TestMask.data(), accTest);
-    if (!st.ok())
-      return st.withPrefix("accuracy");
+    TRAIN_TRY(st.withPrefix("accuracy"));
     double evalMs = msSince(t1);
 
     if (!std::isfinite(loss))
@@ -597,20 +987,22 @@ const char *kUsage =
     "                  [--data PATH] [--epochs N] [--seeds K] [--seed S]\n"
     "                  [--log-every N] [--quiet] [--check-min-test-acc A]\n"
     "                  [--lr X] [--weight-decay X] [--decay first|all]\n"
-    "                  [--no-normalize]\n"
+    "                  [--no-normalize] [--device cpu|cuda]\n"
     "\n"
     "Trains the GCN or GAT example (compiled by gnnc) on Cora or Citeseer and\n"
     "reports the test accuracy at the epoch of best validation accuracy.\n"
     "\n"
     "  --model         gcn (default) or gat\n"
     "  --dataset       cora (default) or citeseer\n"
-    "  --data PATH     a .gnnd bundle or a folder of .npy files instead of the\n"
+    "  --data PATH     a .gnnd bundle or a folder of .npy files instead of "
+    "the\n"
     "                  bundled dataset\n"
     "  --epochs N      epochs per run (default 200)\n"
     "  --seeds K       runs with seeds S, S+1, ..., S+K-1; prints mean and\n"
     "                  standard deviation of the test accuracy (default 1)\n"
     "  --seed S        the first seed (default 0)\n"
-    "  --log-every N   print every N-th epoch's line (and the first; default 1)\n"
+    "  --log-every N   print every N-th epoch's line (and the first; default "
+    "1)\n"
     "  --quiet         no per-epoch lines\n"
     "  --check-min-test-acc A\n"
     "                  exit 1 unless the mean test accuracy is at least A (a\n"
@@ -618,7 +1010,10 @@ const char *kUsage =
     "  --lr, --weight-decay, --decay\n"
     "                  override the paper's optimiser settings (weight decay\n"
     "                  on the first layer's parameters or on all of them)\n"
-    "  --no-normalize  keep the raw 0/1 features\n";
+    "  --no-normalize  keep the raw 0/1 features\n"
+    "  --device D      cpu (default): the models compiled to C++; cuda: the\n"
+    "                  models compiled to CUDA, on the current CUDA device\n"
+    "                  (when gnnc-train was built with CUDA)\n";
 
 bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
   for (int i = 1; i < argc; ++i) {
@@ -709,6 +1104,13 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
         return false;
       }
       opt.weightDecay = d;
+    } else if (key == "--device") {
+      if (!value(opt.device))
+        return false;
+      if (opt.device != "cpu" && opt.device != "cuda") {
+        error = "--device: expected cpu or cuda, got '" + opt.device + "'";
+        return false;
+      }
     } else if (key == "--decay") {
       if (!value(opt.decayScope))
         return false;
@@ -746,22 +1148,27 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  Problem problem;
-  std::string source;
-  rt::Status st = loadProblem(*v, opt, problem, source);
-  if (!st.ok()) {
+  auto fail = [](const rt::Status &st) {
     std::fprintf(stderr, "gnnc-train: error: %s\n", st.message().c_str());
     return 1;
-  }
+  };
+  rt::Status st = checkDevice(opt.device);
+  if (!st.ok())
+    return fail(st);
+  Problem problem;
+  std::string source;
+  st = loadProblem(*v, opt, problem, source);
+  if (!st.ok())
+    return fail(st);
+  std::unique_ptr<Backend> backend;
+  st = makeBackend(opt.device, *v, problem, backend);
+  if (!st.ok())
+    return fail(st);
 
-  int threads = 1;
-#ifdef _OPENMP
-  threads = omp_get_max_threads();
-#endif
   const rt::Dataset &ds = problem.data;
   auto count = [](const std::vector<uint8_t> &m) {
-    return static_cast<long long>(std::count_if(
-        m.begin(), m.end(), [](uint8_t b) { return b != 0; }));
+    return static_cast<long long>(
+        std::count_if(m.begin(), m.end(), [](uint8_t b) { return b != 0; }));
   };
   std::printf("== %s on %s (%s): %lld nodes, %lld edges + %lld self-loops, "
               "%lld features, %lld classes, train/val/test %lld/%lld/%lld\n",
@@ -772,18 +1179,17 @@ int main(int argc, char **argv) {
               static_cast<long long>(ds.NumFeatures),
               static_cast<long long>(ds.NumClasses), count(ds.TrainMask),
               count(ds.ValMask), count(ds.TestMask));
-  std::printf("   %d epochs x %d seed(s) from %llu; Adam lr %g, weight decay "
-              "%g (%s); %s features; %d thread(s)\n",
-              opt.epochs, opt.seeds,
-              static_cast<unsigned long long>(opt.firstSeed),
-              opt.learningRate >= 0 ? opt.learningRate : v->learningRate,
-              opt.weightDecay >= 0 ? opt.weightDecay : v->weightDecay,
-              (opt.decayScope.empty()
-                   ? v->decayScope == DecayScope::All
-                   : opt.decayScope == "all")
-                  ? "all parameters"
-                  : "first layer only",
-              opt.normalize ? "row-normalised" : "raw", threads);
+  std::printf(
+      "   %d epochs x %d seed(s) from %llu; Adam lr %g, weight decay "
+      "%g (%s); %s features; %s\n",
+      opt.epochs, opt.seeds, static_cast<unsigned long long>(opt.firstSeed),
+      opt.learningRate >= 0 ? opt.learningRate : v->learningRate,
+      opt.weightDecay >= 0 ? opt.weightDecay : v->weightDecay,
+      (opt.decayScope.empty() ? v->decayScope == DecayScope::All
+                              : opt.decayScope == "all")
+          ? "all parameters"
+          : "first layer only",
+      opt.normalize ? "row-normalised" : "raw", backend->describe().c_str());
   std::fflush(stdout);
 
   std::vector<double> selected, finals, stepMs, evalMs, cpuMs;
@@ -793,11 +1199,9 @@ int main(int argc, char **argv) {
     if (!opt.quiet)
       std::printf("-- seed %llu\n", static_cast<unsigned long long>(seed));
     RunResult r;
-    st = trainOnce(*v, problem, opt, seed, r);
-    if (!st.ok()) {
-      std::fprintf(stderr, "gnnc-train: error: %s\n", st.message().c_str());
-      return 1;
-    }
+    st = trainOnce(*v, problem, opt, seed, *backend, r);
+    if (!st.ok())
+      return fail(st);
     std::printf("seed %llu: test %.4f at best val %.4f (epoch %d); last "
                 "epoch: test %.4f, val %.4f, train %.4f; loss %.4f -> %.4f; "
                 "%.2f ms/epoch (+ %.2f ms eval; CPU %.2f ms)\n",
