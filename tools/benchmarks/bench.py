@@ -466,6 +466,17 @@ def child_env(args):
     return env
 
 
+def case_env(env, case):
+    """The environment of one case. gnnc's matmuls run between the OpenMP
+    loops of the generated code: one OpenBLAS thread, as docs/training.md
+    recommends, so that OpenBLAS' own thread pool does not compete with the
+    OpenMP threads for the same cores (PyTorch runs its BLAS on its own
+    intra-op pool of the same size)."""
+    if case["impl"] != "gnnc":
+        return env
+    return dict(env, OPENBLAS_NUM_THREADS="1")
+
+
 def anchors_available(probe):
     avail = {"gnnc": (True, "")}
     if probe.get("torch_error") or probe.get("pyg_error"):
@@ -496,7 +507,7 @@ def profile_case(case, ctx, args, graph_dir, meta, setup_s):
               "--min-time": "3", "--max-time": "8"}
     for flag, value in timing.items():
         cmd[cmd.index(flag) + 1] = value
-    env = child_env(args)
+    env = case_env(child_env(args), case)
     delay_ms = int(1000 * (setup_s or 0) + 200)
     out = {"ok": True, "command": " ".join(cmd), "delay_ms": delay_ms}
     with tempfile.TemporaryDirectory() as tmp:
@@ -567,7 +578,8 @@ def run_cases(plan, ctx, args, metas, avail):
                        "(%g min) was spent" % args.budget)
         else:
             cmd = case_command(case, ctx, args, gdir, meta)
-            data, status, extra = supervise(cmd, env, args.mem_cap, args.time_cap)
+            data, status, extra = supervise(cmd, case_env(env, case), args.mem_cap,
+                                            args.time_cap)
             rec.update(extra)
             if status == "memory-cap":
                 rec.update(status="memory-cap", error="its resident set passed the "

@@ -638,7 +638,9 @@ def write(data, doc, assets):
             or "–")],
         ["DGL", pv.get("dgl", "not available") + (" — " + pv["dgl_note"] if pv.get("dgl_note") else "")
          + (" — " + pv["dgl_error"] if pv.get("dgl_error") else "")],
-        ["threads", "%d for every implementation (OMP_NUM_THREADS, torch.set_num_threads)"
+        ["threads", "%d for every implementation (OMP_NUM_THREADS, torch.set_num_threads); "
+         "gnnc's matmuls call OpenBLAS with OPENBLAS_NUM_THREADS=1 between its OpenMP "
+         "loops (its own thread pool would compete with them)"
          % data.get("threads", 0)],
     ]
     w(table(["", ""], rows, ["l", "l"]))
@@ -874,6 +876,16 @@ def write(data, doc, assets):
     w(profile_section(R, targets))
     w(analysis(R, targets))
 
+    # The GPU.
+    w("## GPU\n")
+    w("This page measures the CPU only. gnnc's CUDA backend (`--target=cuda`, "
+      "`docs/architecture.md`, \"The CUDA printer\") has no figures here yet: its "
+      "timings against PyG on CUDA and cuSPARSE SpMM, and the fraction of HBM "
+      "bandwidth it reaches, need a machine with a GPU, and none has been "
+      "available where this page was generated. Its correctness is tested "
+      "without one (`tests/cuda`: nvcc builds for sm_80 and sm_90, and a host "
+      "emulation that runs every generated kernel against the interpreter).\n")
+
     # Not run.
     bad = [c for c in data["cases"] if c["status"] != "ok"]
     if bad:
@@ -898,25 +910,20 @@ def share(prof, pred):
 # at least 10% of its cycles.
 EXPLAIN = {
     "libm exp / log (scalar)":
-        "Calls to libm's scalar `expf`: the exponentials of the attention softmax "
-        "(the online normaliser of the forward's aggregation, the weights the "
-        "backward's aggregations rebuild per edge) are computed one element at a "
-        "time. GCC does not vectorise `std::exp` inside the generated `#pragma omp "
-        "simd` loops (glibc's vector `expf` is only used with `-ffast-math`), so "
-        "every edge and head pays several scalar calls.",
+        "Calls to libm's scalar `expf` / `logf`. Generated kernels compute float "
+        "exponentials with the vectorisable `rt::simdExp`; what remains here is "
+        "the logarithm of the saved logsumexp statistic and the exponentials of "
+        "the host operations, one element at a time.",
     "gnnc_ops: transpose":
-        "`gnnc::rt::transpose` writes out the transpose of a dense operand (xᵀ for "
-        "the weight gradient dW = xᵀ·dY) before `sgemm`, instead of passing the "
-        "operand as transposed to BLAS: one more pass over an [N, F] tensor per "
-        "weight gradient.",
+        "`gnnc::rt::transpose` writes out the transpose of a dense operand that "
+        "is read by something other than a matmul (transposes read only by "
+        "matmuls are passed to `sgemm` as transposed instead).",
     "gnnc_ops: dropout":
-        "`gnnc::rt::dropout` hashes every element (splitmix64, then a "
-        "double-precision compare and scale) in scalar code. The epoch applies "
-        "it to the 1433-wide input features in the forward and again in the "
-        "backward, whose result includes the gradient of the input features "
-        "(the generated backward returns a gradient for every tensor argument, "
-        "so the input's dropout mask and a [N, 1433] product are recomputed "
-        "although the training loop does not read that gradient).",
+        "`gnnc::rt::dropout` draws a splitmix64 hash per element (compared with "
+        "an integer threshold). The epoch applies it to the 1433-wide input "
+        "features in the forward and again in the backward, which recomputes the "
+        "mask rather than storing it (the backward skips the gradient of the "
+        "features itself: the epoch passes null for it).",
     "generated edge loops/gat":
         "The generated aggregation loops: the forward's (attention logits, "
         "online softmax, weighted sum, and the logsumexp statistic it saves) and "
