@@ -762,7 +762,7 @@ INSTANTIATE_TEST_SUITE_P(Modules, CudaTraining,
                          ::testing::ValuesIn(trainingCases()), entryCaseName);
 
 //===----------------------------------------------------------------------===//
-// Unfused backward functions (gnn-autodiff's, printed by gnnc-print-cpp)
+// Unfused backward functions (gnn-autodiff's, printed by gnnc-print-target)
 //===----------------------------------------------------------------------===//
 
 std::vector<EntryCase> unfusedBackwardCases() {

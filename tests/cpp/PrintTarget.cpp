@@ -1,13 +1,16 @@
-//===- PrintCpp.cpp - The C++ printer on a module read from a file --------===//
+//===- PrintTarget.cpp - A printer on a module read from a file -----------===//
 //
-// Part of gnnc. gnnc-print-cpp runs the C++ target on gnn IR written by
-// `gnnc --emit=mlir --mlir-print-debuginfo` (or any other stage), so that
-// the tests can print modules that `gnnc --emit=cpp` would fuse first: the
-// unfused dialect keeps its gathers, scatters and edge softmaxes on the
-// host, where the runtime library computes them.
+// Part of gnnc. gnnc-print-target runs the C++ or the CUDA target on gnn IR
+// written by `gnnc --emit=mlir-grad-unfused --mlir-print-debuginfo` (or any
+// other stage), so that the tests can print modules that `gnnc --emit=cpp`
+// and `--emit=cuda` would fuse first: the unfused dialect keeps its gathers,
+// scatters, edge softmaxes and selections on the host side, where the
+// runtime library (tests/cpp) or the device runtime (tests/cuda) computes
+// them.
 //
-//   gnnc-print-cpp IN.mlir -o DIR --stem S --cpp-namespace NS
-//       --source FILE.gnn [--entry E] [-D name=value ...] [--training]
+//   gnnc-print-target IN.mlir -o DIR --stem S --cpp-namespace NS
+//       [--target=cpp|cuda] --source FILE.gnn [--entry E]
+//       [-D name=value ...] [--training]
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,10 +47,22 @@ static cl::list<std::string> defines("D", cl::desc("-D values (provenance)"),
                                      cl::ZeroOrMore, cl::Prefix);
 static cl::opt<bool> training("training",
                               cl::desc("Compiled with backward functions"));
+static cl::opt<std::string>
+    targetName("target", cl::desc("The printer: cpp or cuda"), cl::init("cpp"));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "gnnc-print-cpp\n");
+  cl::ParseCommandLineOptions(argc, argv, "gnnc-print-target\n");
+  std::unique_ptr<gnnc::target::KernelTarget> target;
+  if (targetName == "cpp") {
+    target = gnnc::target::createCppTarget();
+  } else if (targetName == "cuda") {
+    target = gnnc::target::createCudaTarget();
+  } else {
+    llvm::errs() << "gnnc-print-target: unknown --target '" << targetName
+                 << "' (expected cpp or cuda)\n";
+    return 1;
+  }
   mlir::MLIRContext context;
   context.loadDialect<gnnc::gnn::GNNDialect, gnnc::gnnk::GNNKDialect,
                       mlir::func::FuncDialect, mlir::arith::ArithDialect,
@@ -67,6 +82,6 @@ int main(int argc, char **argv) {
   options.target.defines.assign(defines.begin(), defines.end());
   options.target.training = training;
   options.outputDir = outputDir;
-  return gnnc::target::runCppDriver(*module, options, llvm::outs(),
-                                    llvm::errs());
+  return gnnc::target::runTargetDriver(*target, *module, options, llvm::outs(),
+                                       llvm::errs());
 }

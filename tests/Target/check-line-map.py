@@ -1,11 +1,16 @@
 # Checks a <stem>.gnnmap.json against the files it describes: the two
 # directions agree, every kernel line is mapped, and each mapped generated
 # line is code of the .gnn line it names (the comment of that line, or code
-# below such a comment, in the same function).
+# below such a comment, in the same function). For the C++ and the CUDA
+# printer alike (tests/Target/Cpp/line-map.test, tests/Target/Cuda/...):
+#
+#   check-line-map.py MAP.json OUT_DIR FILE.gnn KERNEL_FILE
+#
+# KERNEL_FILE is the generated file that must hold kernels (gcn.cpp, gcn.cu).
 import json
 import sys
 
-map_path, out_dir, gnn_path = sys.argv[1:4]
+map_path, out_dir, gnn_path, kernel_file = sys.argv[1:5]
 with open(map_path) as f:
     m = json.load(f)
 gnn_lines = open(gnn_path).read().split("\n")
@@ -19,7 +24,7 @@ for source, lines in m["source_to_generated"].items():
                 s = back[r["file"]][str(g)]
                 assert s["file"] == source and s["line"] == int(line), (r, g)
 
-assert m["kernels"]["gcn.cpp"], "no kernel in gcn.cpp"
+assert m["kernels"][kernel_file], "no kernel in " + kernel_file
 for name, ranges in m["kernels"].items():
     for first, last in ranges:
         for g in range(first, last + 1):
