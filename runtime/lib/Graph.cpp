@@ -9,6 +9,7 @@
 #include "gnnc/runtime/Graph.h"
 
 #include "gnnc/runtime/Npy.h"
+#include "gnnc/runtime/Ops.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -176,4 +177,22 @@ Status gnnc::rt::addSelfLoops(const Graph &in, Graph &out) {
   return Graph::fromEdgeIndex(src.data(), dst.data(),
                               static_cast<int64_t>(src.size()), in.numSrc(),
                               in.numDst(), out);
+}
+
+// Declared in Ops.h beside BatchedGraph; defined here so that gnnc_cuda,
+// which checks batches before uploading them, does not need gnnc_ops.
+Status gnnc::rt::checkBatch(const BatchedGraph &g) {
+  if (!g.graph)
+    return Status::error("batched graph: no graph");
+  if (g.numGraphs < 0)
+    return Status::error("batched graph: negative graph count");
+  if (g.graph->numDst() > 0 && !g.graphOf)
+    return Status::error("batched graph: no graphOf array");
+  for (int64_t v = 0; v < g.graph->numDst(); ++v)
+    if (g.graphOf[v] < 0 || g.graphOf[v] >= g.numGraphs)
+      return Status::error("batched graph: vertex " + std::to_string(v) +
+                           " is in graph " + std::to_string(g.graphOf[v]) +
+                           ", outside [0, " + std::to_string(g.numGraphs) +
+                           ")");
+  return Status::success();
 }

@@ -402,22 +402,6 @@ const Graph &gnnc::rt::relationOrEmpty(const HeteroGraph &g, const char *name) {
   return r ? *r : emptyGraph();
 }
 
-Status gnnc::rt::checkBatch(const BatchedGraph &g) {
-  if (!g.graph)
-    return Status::error("batched graph: no graph");
-  if (g.numGraphs < 0)
-    return Status::error("batched graph: negative graph count");
-  if (g.graph->numDst() > 0 && !g.graphOf)
-    return Status::error("batched graph: no graphOf array");
-  for (int64_t v = 0; v < g.graph->numDst(); ++v)
-    if (g.graphOf[v] < 0 || g.graphOf[v] >= g.numGraphs)
-      return Status::error("batched graph: vertex " + std::to_string(v) +
-                           " is in graph " + std::to_string(g.graphOf[v]) +
-                           ", outside [0, " + std::to_string(g.numGraphs) +
-                           ")");
-  return Status::success();
-}
-
 //===----------------------------------------------------------------------===//
 // Dropout and graph facts
 //===----------------------------------------------------------------------===//

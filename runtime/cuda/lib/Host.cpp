@@ -166,19 +166,8 @@ gnnc::rt::cuda::detail::DeviceGraphBuilder::storage(const DeviceGraph &g) {
 
 Status gnnc::rt::cuda::detail::checkBatchForDevice(const BatchedGraph &g,
                                                    const DeviceGraph &graph) {
-  // rt::checkBatch's checks (gnnc_ops, which this library does not need).
-  if (!g.graph)
-    return Status::error("batched graph: no graph");
-  if (g.numGraphs < 0)
-    return Status::error("batched graph: negative graph count");
-  if (g.graph->numDst() > 0 && !g.graphOf)
-    return Status::error("batched graph: no graphOf array");
-  for (int64_t v = 0; v < g.graph->numDst(); ++v)
-    if (g.graphOf[v] < 0 || g.graphOf[v] >= g.numGraphs)
-      return Status::error("batched graph: vertex " + std::to_string(v) +
-                           " is in graph " + std::to_string(g.graphOf[v]) +
-                           ", outside [0, " + std::to_string(g.numGraphs) +
-                           ")");
+  if (Status s = rt::checkBatch(g); !s.ok())
+    return s;
   if (g.graph->numSrc() != graph.numSrc() ||
       g.graph->numDst() != graph.numDst() ||
       g.graph->numEdges() != graph.numEdges())
