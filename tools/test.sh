@@ -10,7 +10,8 @@
 #      accuracy reach 70%)
 #   5. clang-19 ASan+UBSan build with the fuzzer in build-asan/, unit + lit
 #      tests (+ fuzzer seed replay) on it
-#   6. 60 s of fuzzing the front end
+#   6. 60 s of fuzzing the front end, then 25 s each of the --define,
+#      .npy, .gnnd and dataset-folder fuzzers (tools/fuzz)
 #   7. the benchmark harness' smoke run (tools/bench --quick: builds the
 #      benchmark programs against build/, runs Cora and a small R-MAT against
 #      PyG and DGL, writes build/bench-quick/; no timing thresholds: it must
@@ -70,7 +71,7 @@ section "5/7 ASan+UBSan build (clang-19, fuzzer) in build-asan/ and its tests"
 bash tools/build.sh asan
 run_ctest build-asan
 
-section "6/7 Fuzzing the front end for ${FUZZ_SECONDS}s"
+section "6/7 Fuzzing: the front end for ${FUZZ_SECONDS}s, then the other fuzzers"
 corpus=build-asan/fuzz-corpus
 artifacts=build-asan/fuzz-artifacts
 rm -rf "$corpus" "$artifacts"
@@ -101,13 +102,20 @@ grep -E '^(#[0-9]+[[:space:]]+DONE|Done [0-9]+ runs)|stat::number_of_executed_un
   build-asan/fuzz.log || true
 echo "fuzz: OK, corpus now has $(find "$corpus" -type f | wc -l) inputs"
 
+# --define values through the lowering, and the runtime's readers (.npy
+# files, .gnnd bundles, .npy dataset folders), briefly; tools/fuzz runs them
+# longer.
+tools/fuzz --seconds "${GNNC_MORE_FUZZ_SECONDS:-25}" gnnc-define-fuzzer \
+  gnnc-npy-fuzzer gnnc-gnnd-fuzzer gnnc-dataset-dir-fuzzer
+
 section "7/7 Benchmark harness smoke run (tools/bench --quick)"
 bash tools/bench --quick
 bench_json=build/bench-quick/benchmarks/results.json
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); ok = sum(c["status"] == "ok" for c in d["cases"]); print("bench: %d of %d smoke cases ran, JSON in %s" % (ok, len(d["cases"]), sys.argv[1])); sys.exit(0 if any(c["status"] == "ok" and c["impl"] == "gnnc" for c in d["cases"]) else 1)' "$bench_json"
 
 section "Summary"
-echo "fuzz: ${FUZZ_SECONDS}s without a crash, leak or timeout"
+echo "fuzz: the front end ${FUZZ_SECONDS}s without a crash, leak or timeout"
+echo "fuzz: --define values and the runtime's readers ${GNNC_MORE_FUZZ_SECONDS:-25}s each without a crash"
 echo "bench: the smoke run completed (${bench_json})"
 echo "package: installed, out-of-tree gnnc-train built and trained: ${package_summary}"
 echo "Release build (build/):"

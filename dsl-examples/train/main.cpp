@@ -60,6 +60,7 @@
 #include "gnnc/runtime/Train.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -67,6 +68,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -791,6 +793,7 @@ struct Options {
   uint64_t firstSeed = 0;
   bool quiet = false;
   bool normalize = true;
+  bool allowNonFinite = false;
   double checkMinTestAcc = -1.0;
   double learningRate = -1.0, weightDecay = -1.0; // < 0: the paper's
   std::string decayScope;                         // "": the paper's
@@ -921,9 +924,11 @@ rt::Status trainOnce(const Variant &v, const Problem &p, const Options &opt,
 rt::Status loadProblem(const Variant &v, const Options &opt, Problem &p,
                        std::string &source) {
   rt::Status st;
+  rt::DatasetOptions loadOptions;
+  loadOptions.AllowNonFinite = opt.allowNonFinite;
   if (!opt.dataPath.empty()) {
     source = opt.dataPath;
-    st = rt::loadDataset(opt.dataPath, p.data);
+    st = rt::loadDataset(opt.dataPath, p.data, loadOptions);
   } else {
     // What findDataset reads: <dir>/<name>.gnnd, else the folder <dir>/<name>.
     source = rt::dataDir() + "/" + opt.dataset;
@@ -931,7 +936,7 @@ rt::Status loadProblem(const Variant &v, const Options &opt, Problem &p,
       std::fclose(f);
       source += ".gnnd";
     }
-    st = rt::findDataset(opt.dataset, p.data);
+    st = rt::findDataset(opt.dataset, p.data, loadOptions);
 #ifdef GNNC_TRAIN_DATA_DIR
     // The installed package's copy, when the library's default folder (the
     // source tree gnnc was built from) is gone and GNNC_DATA_DIR is unset.
@@ -939,15 +944,21 @@ rt::Status loadProblem(const Variant &v, const Options &opt, Problem &p,
     if (!st.ok() && (!env || !*env)) {
       std::string installed =
           std::string(GNNC_TRAIN_DATA_DIR) + "/" + opt.dataset + ".gnnd";
-      if (rt::loadDataset(installed, p.data).ok()) {
+      if (rt::loadDataset(installed, p.data, loadOptions).ok()) {
         source = installed;
         st = rt::Status::success();
       }
     }
 #endif
   }
-  if (!st.ok())
+  if (!st.ok()) {
+    if (!opt.allowNonFinite &&
+        st.message().find("(non-finite values are rejected)") !=
+            std::string::npos)
+      return rt::Status::error(st.message() +
+                               "; --allow-nonfinite accepts them");
     return st;
+  }
   const rt::Dataset &ds = p.data;
   if (ds.NumFeatures != v.inDim || ds.NumClasses != v.classes)
     return rt::Status::error(
@@ -987,7 +998,8 @@ const char *kUsage =
     "                  [--data PATH] [--epochs N] [--seeds K] [--seed S]\n"
     "                  [--log-every N] [--quiet] [--check-min-test-acc A]\n"
     "                  [--lr X] [--weight-decay X] [--decay first|all]\n"
-    "                  [--no-normalize] [--device cpu|cuda]\n"
+    "                  [--no-normalize] [--allow-nonfinite]\n"
+    "                  [--device cpu|cuda]\n"
     "\n"
     "Trains the GCN or GAT example (compiled by gnnc) on Cora or Citeseer and\n"
     "reports the test accuracy at the epoch of best validation accuracy.\n"
@@ -997,20 +1009,25 @@ const char *kUsage =
     "  --data PATH     a .gnnd bundle or a folder of .npy files instead of "
     "the\n"
     "                  bundled dataset\n"
-    "  --epochs N      epochs per run (default 200)\n"
-    "  --seeds K       runs with seeds S, S+1, ..., S+K-1; prints mean and\n"
-    "                  standard deviation of the test accuracy (default 1)\n"
-    "  --seed S        the first seed (default 0)\n"
-    "  --log-every N   print every N-th epoch's line (and the first; default "
-    "1)\n"
+    "  --epochs N      epochs per run, 1 to 1000000 (default 200)\n"
+    "  --seeds K       runs with seeds S, S+1, ..., S+K-1, K from 1 to 10000;\n"
+    "                  prints mean and standard deviation of the test\n"
+    "                  accuracy (default 1)\n"
+    "  --seed S        the first seed, 0 to 2^64 - K (default 0)\n"
+    "  --log-every N   print every N-th epoch's line (and the first), 1 to\n"
+    "                  1000000 (default 1)\n"
     "  --quiet         no per-epoch lines\n"
     "  --check-min-test-acc A\n"
     "                  exit 1 unless the mean test accuracy is at least A (a\n"
-    "                  fraction) and every run's loss fell\n"
+    "                  fraction, 0 to 1) and every run's loss fell\n"
     "  --lr, --weight-decay, --decay\n"
-    "                  override the paper's optimiser settings (weight decay\n"
-    "                  on the first layer's parameters or on all of them)\n"
+    "                  override the paper's optimiser settings (finite, >= 0;\n"
+    "                  weight decay on the first layer's parameters or on all\n"
+    "                  of them)\n"
     "  --no-normalize  keep the raw 0/1 features\n"
+    "  --allow-nonfinite\n"
+    "                  accept NaN and infinite features in a --data folder\n"
+    "                  (by default they are an error)\n"
     "  --device D      cpu (default): the models compiled to C++; cuda: the\n"
     "                  models compiled to CUDA, on the current CUDA device\n"
     "                  (when gnnc-train was built with CUDA)\n";
@@ -1032,27 +1049,46 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
       out = argv[++i];
       return true;
     };
-    auto number = [&](const std::string &s, double &out) {
-      char *end = nullptr;
-      out = std::strtod(s.c_str(), &end);
-      if (s.empty() || *end || !std::isfinite(out)) {
+    // The whole of `s` as a decimal number in [lo, hi] (`range` says which
+    // in the error).
+    auto number = [&](const std::string &s, double lo, double hi,
+                      const char *range, double &out) {
+      const char *end = s.data() + s.size();
+      auto [ptr, ec] = std::from_chars(s.data(), end, out);
+      if (s.empty() || ptr != end || ec == std::errc::invalid_argument ||
+          std::isnan(out)) {
         error = a + ": '" + s + "' is not a number";
         return false;
       }
-      return true;
-    };
-    auto integer = [&](const std::string &s, long long lo, long long &out) {
-      char *end = nullptr;
-      out = std::strtoll(s.c_str(), &end, 10);
-      if (s.empty() || *end || out < lo) {
-        error = a + ": '" + s + "' is not an integer >= " + std::to_string(lo);
+      if (ec == std::errc::result_out_of_range || !(out >= lo && out <= hi)) {
+        error = a + ": " + s + " is out of range (expected " + range + ")";
         return false;
       }
       return true;
     };
+    // The whole of `s` as a decimal integer in [lo, hi].
+    auto integer = [&](const std::string &s, uint64_t lo, uint64_t hi,
+                       uint64_t &out) {
+      bool negative = !s.empty() && s[0] == '-';
+      const char *begin = s.data() + (negative ? 1 : 0);
+      const char *end = s.data() + s.size();
+      auto [ptr, ec] = std::from_chars(begin, end, out);
+      if (begin == end || ptr != end || ec == std::errc::invalid_argument) {
+        error = a + ": '" + s + "' is not an integer";
+        return false;
+      }
+      if (ec == std::errc::result_out_of_range || (negative && out != 0) ||
+          out < lo || out > hi) {
+        error = a + ": " + s + " is out of range (expected an integer in [" +
+                std::to_string(lo) + ", " + std::to_string(hi) + "])";
+        return false;
+      }
+      return true;
+    };
+    constexpr double kMaxDouble = std::numeric_limits<double>::max();
     std::string key = a.substr(0, a.find('='));
     std::string s;
-    long long k;
+    uint64_t k;
     double d;
     if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
@@ -1061,6 +1097,8 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
       opt.quiet = true;
     } else if (a == "--no-normalize") {
       opt.normalize = false;
+    } else if (a == "--allow-nonfinite") {
+      opt.allowNonFinite = true;
     } else if (key == "--model") {
       if (!value(opt.model))
         return false;
@@ -1071,38 +1109,32 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
       if (!value(opt.dataPath))
         return false;
     } else if (key == "--epochs") {
-      if (!value(s) || !integer(s, 1, k))
+      if (!value(s) || !integer(s, 1, 1000000, k))
         return false;
-      opt.epochs = static_cast<int>(std::min<long long>(k, 1000000));
+      opt.epochs = static_cast<int>(k);
     } else if (key == "--seeds") {
-      if (!value(s) || !integer(s, 1, k))
+      if (!value(s) || !integer(s, 1, 10000, k))
         return false;
-      opt.seeds = static_cast<int>(std::min<long long>(k, 10000));
+      opt.seeds = static_cast<int>(k);
     } else if (key == "--log-every") {
-      if (!value(s) || !integer(s, 1, k))
+      if (!value(s) || !integer(s, 1, 1000000, k))
         return false;
-      opt.logEvery = static_cast<int>(std::min<long long>(k, 1000000));
+      opt.logEvery = static_cast<int>(k);
     } else if (key == "--seed") {
-      if (!value(s) || !integer(s, 0, k))
+      if (!value(s) || !integer(s, 0, std::numeric_limits<uint64_t>::max(), k))
         return false;
-      opt.firstSeed = static_cast<uint64_t>(k);
+      opt.firstSeed = k;
     } else if (key == "--check-min-test-acc") {
-      if (!value(s) || !number(s, d))
+      if (!value(s) || !number(s, 0.0, 1.0, "a number in [0, 1]", d))
         return false;
       opt.checkMinTestAcc = d;
     } else if (key == "--lr") {
-      if (!value(s) || !number(s, d) || d < 0) {
-        if (error.empty())
-          error = "--lr must be >= 0";
+      if (!value(s) || !number(s, 0.0, kMaxDouble, "a finite number >= 0", d))
         return false;
-      }
       opt.learningRate = d;
     } else if (key == "--weight-decay") {
-      if (!value(s) || !number(s, d) || d < 0) {
-        if (error.empty())
-          error = "--weight-decay must be >= 0";
+      if (!value(s) || !number(s, 0.0, kMaxDouble, "a finite number >= 0", d))
         return false;
-      }
       opt.weightDecay = d;
     } else if (key == "--device") {
       if (!value(opt.device))
@@ -1123,6 +1155,13 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
       return false;
     }
   }
+  // Seeds S .. S+K-1 must not wrap around.
+  if (opt.firstSeed > std::numeric_limits<uint64_t>::max() -
+                          static_cast<uint64_t>(opt.seeds - 1)) {
+    error = "--seed " + std::to_string(opt.firstSeed) + " with --seeds " +
+            std::to_string(opt.seeds) + ": the last seed is past 2^64 - 1";
+    return false;
+  }
   return true;
 }
 
@@ -1133,7 +1172,7 @@ int main(int argc, char **argv) {
   std::string error;
   if (!parseArgs(argc, argv, opt, error)) {
     std::fprintf(stderr, "gnnc-train: error: %s\n", error.c_str());
-    return 2;
+    return 1;
   }
   std::vector<Variant> all = variants();
   const Variant *v = nullptr;
@@ -1145,7 +1184,7 @@ int main(int argc, char **argv) {
                  "gnnc-train: error: no compiled model for --model %s "
                  "--dataset %s (models: gcn, gat; datasets: cora, citeseer)\n",
                  opt.model.c_str(), opt.dataset.c_str());
-    return 2;
+    return 1;
   }
 
   auto fail = [](const rt::Status &st) {

@@ -3,8 +3,9 @@
 // Part of gnnc. The bundle reader loads the whole file, checks its framing
 // (magic, version, sizes) and its FNV-1a checksum, and only then decodes the
 // sections, bounds-checking every read and every index against the header,
-// so a damaged or hostile file yields an error, never a crash. The format is
-// specified in docs/runtime.md.
+// so a damaged or hostile file yields an error, never a crash. Every size the
+// header declares is checked against the file's size before anything is
+// allocated. The format is specified in docs/runtime.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +42,10 @@ constexpr uint32_t kVersion = 1;
 constexpr size_t kHeaderSize = 48;
 constexpr size_t kChecksumSize = 8;
 constexpr uint64_t kMaxClasses = 256;
+/// The dense features of a bundle (N x F float32) may take at most this many
+/// times the size of the file. A node without features costs one byte, so
+/// this bounds F; Cora expands 146 times, Citeseer 270 times.
+constexpr uint64_t kMaxFeatureExpansion = 1 << 16;
 constexpr const char *kBundleSuffix = ".gnnd";
 constexpr const char *kMaskNames[3] = {"train", "val", "test"};
 
@@ -215,6 +220,16 @@ private:
         elements > std::vector<float>().max_size())
       return error(std::to_string(N) + "x" + std::to_string(F) +
                    " features do not fit in memory");
+    // N and F are below 2^32, so this does not overflow; nor does the limit
+    // for files below 2^48 bytes.
+    uint64_t denseBytes = elements * sizeof(float);
+    if (size < (uint64_t{1} << 48) && denseBytes > size * kMaxFeatureExpansion)
+      return error(
+          "the header says " + std::to_string(N) + "x" + std::to_string(F) +
+          " features (" + std::to_string(denseBytes) +
+          " bytes as float32), more than " +
+          std::to_string(kMaxFeatureExpansion) + " times the size of the " +
+          std::to_string(size) + "-byte file");
     return Status::success();
   }
 
@@ -352,13 +367,17 @@ void copyMask(const NpyArray &array, std::vector<uint8_t> &out) {
   out.assign(array.bytes.begin(), array.bytes.end());
 }
 
-Status loadNpyDir(const std::string &dir, Dataset &out) {
+Status loadNpyDir(const std::string &dir, Dataset &out,
+                  const DatasetOptions &options) {
   std::string featPath = joinPath(dir, "x.npy");
   std::string edgePath = joinPath(dir, "edge_index.npy");
   std::string labelPath = joinPath(dir, "y.npy");
 
   NpyArray x, edges, y, masks[3];
-  if (Status s = readNpyExpect(featPath, DType::Float32, {-1, -1}, x); !s.ok())
+  FloatReadOptions featureOptions;
+  featureOptions.AllowNonFinite = options.AllowNonFinite;
+  featureOptions.Shape = std::vector<int64_t>{-1, -1};
+  if (Status s = readNpyAsFloat32(featPath, x, featureOptions); !s.ok())
     return s;
   int64_t n = x.shape[0];
   if (Status s = readNpyExpect(edgePath, DType::Int64, {2, -1}, edges); !s.ok())
@@ -428,12 +447,13 @@ bool isValidName(std::string_view name) {
 
 } // namespace
 
-Status gnnc::rt::loadDataset(const std::string &path, Dataset &out) {
+Status gnnc::rt::loadDataset(const std::string &path, Dataset &out,
+                             const DatasetOptions &options) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0)
     return fileError(path, "cannot open: " + errnoText(errno));
   if (S_ISDIR(st.st_mode))
-    return loadNpyDir(path, out);
+    return loadNpyDir(path, out, options);
   // Checked here too, so that a FIFO never blocks in fopen.
   if (!S_ISREG(st.st_mode))
     return fileError(path, "not a regular file or directory");
@@ -449,7 +469,8 @@ std::string gnnc::rt::dataDir() {
   return defaultDataDir();
 }
 
-Status gnnc::rt::findDataset(std::string_view name, Dataset &out) {
+Status gnnc::rt::findDataset(std::string_view name, Dataset &out,
+                             const DatasetOptions &options) {
   if (!isValidName(name))
     return Status::error(
         "invalid dataset name '" + std::string(name) +
@@ -464,9 +485,9 @@ Status gnnc::rt::findDataset(std::string_view name, Dataset &out) {
   std::string npyDir = joinPath(dir, std::string(name));
   struct stat st;
   if (::stat(bundle.c_str(), &st) == 0)
-    return loadDataset(bundle, out);
+    return loadDataset(bundle, out, options);
   if (::stat(npyDir.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    return loadDataset(npyDir, out);
+    return loadDataset(npyDir, out, options);
   return Status::error(
       "dataset '" + std::string(name) + "' not found: neither " + bundle +
       " nor the directory " + npyDir + " exists (the dataset folder " +

@@ -87,13 +87,12 @@ Status Graph::fromEdgeIndex(const int64_t *src, const int64_t *dst,
                            std::to_string(numDst) + ")");
   }
 
-  // Vertex counts are caller-controlled (e.g. from an x.npy header), so the
-  // offset arrays may be absurdly large: report that instead of throwing.
-  const uint64_t kMaxEntries = std::vector<int64_t>().max_size() - 1;
-  if (static_cast<uint64_t>(numSrc) > kMaxEntries ||
-      static_cast<uint64_t>(numDst) > kMaxEntries)
+  // Vertex counts are caller-controlled (e.g. from a command line), so the
+  // offset arrays may be absurdly large: report that instead of allocating.
+  if (numSrc > kMaxVertices || numDst > kMaxVertices)
     return Status::error("graph: " + std::to_string(std::max(numSrc, numDst)) +
-                         " vertices do not fit in memory");
+                         " vertices are more than the limit of " +
+                         std::to_string(kMaxVertices));
   Graph g;
   try {
     g.NumSrc = numSrc;
@@ -136,8 +135,18 @@ Status gnnc::rt::loadGraphDir(const std::string &dir, Graph &out,
     if (shape.empty())
       return Status::error(featPath + ": expected at least 1 dimension (one "
                                       "row per node), got a scalar");
+    bool holdsData = std::find(shape.begin(), shape.end(), 0) == shape.end();
+    if (shape[0] > 0 && !holdsData)
+      return Status::error(featPath + ": a " + formatShape(shape) +
+                           " array holds no data, so its " +
+                           std::to_string(shape[0]) +
+                           " rows cannot give the number of nodes");
     numNodes = shape[0];
   }
+  if (numNodes > kMaxVertices)
+    return Status::error(dir + ": " + std::to_string(numNodes) +
+                         " nodes are more than the limit of " +
+                         std::to_string(kMaxVertices));
 
   NpyArray edges;
   if (Status s = readNpyExpect(edgePath, DType::Int64, {2, -1}, edges); !s.ok())

@@ -3,7 +3,8 @@
 // Part of gnnc. The reader never trusts the file: every length is checked
 // against the real file size before anything is allocated or read, and the
 // header dict is parsed as the small Python literal it is
-// (`{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }`).
+// (`{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }`). A
+// Fortran-order array is transposed into C order after it is read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,8 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -86,6 +89,9 @@ std::string describeData(const std::vector<int64_t> &shape, DType dtype,
 struct Header {
   DType dtype = DType::Float32;
   std::vector<int64_t> shape;
+  /// The data is in Fortran order (column-major: the first index varies
+  /// fastest).
+  bool fortranOrder = false;
 };
 
 /// Parses the Python dict literal of a .npy header. Errors are returned as
@@ -96,7 +102,6 @@ public:
 
   Status parse(Header &out) {
     bool sawDescr = false, sawOrder = false, sawShape = false;
-    bool fortranOrder = false;
     std::string descr;
     skipSpace();
     if (!consume('{'))
@@ -124,7 +129,7 @@ public:
         return Status::error("malformed header: duplicate key '" + key + "'");
       *seen = true;
       Status s = seen == &sawDescr   ? parseDescr(descr)
-                 : seen == &sawOrder ? parseBool(fortranOrder, key)
+                 : seen == &sawOrder ? parseBool(out.fortranOrder, key)
                                      : parseShape(out.shape);
       if (!s.ok())
         return s;
@@ -146,12 +151,7 @@ public:
         return Status::error(std::string("malformed header: missing key '") +
                              name + "'");
 
-    if (Status s = checkDescr(descr, out.dtype); !s.ok())
-      return s;
-    if (fortranOrder)
-      return Status::error("fortran-order arrays are not supported "
-                           "(fortran_order is True); save a C-order array");
-    return Status::success();
+    return checkDescr(descr, out.dtype);
   }
 
 private:
@@ -322,6 +322,36 @@ private:
 // Reading
 //===----------------------------------------------------------------------===//
 
+/// Copies the `count` elements of a Fortran-order array of `shape` (every
+/// dimension at least 1) from `in` to `out` in C order; Size is the size of
+/// an element in bytes.
+template <size_t Size>
+void fortranToC(const std::vector<int64_t> &shape, int64_t count,
+                const unsigned char *in, unsigned char *out) {
+  size_t rank = shape.size();
+  // Strides of the Fortran layout, in elements: the first axis is
+  // contiguous. They are at most `count`, so they cannot overflow.
+  std::vector<int64_t> stride(rank), index(rank, 0);
+  int64_t step = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    stride[d] = step;
+    step *= shape[d];
+  }
+  int64_t from = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    std::memcpy(out + i * Size, in + from * Size, Size);
+    // The next index in C order: the last axis varies fastest.
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < shape[d]) {
+        from += stride[d];
+        break;
+      }
+      index[d] = 0;
+      from -= stride[d] * (shape[d] - 1);
+    }
+  }
+}
+
 /// An open .npy file whose header has been read and validated.
 class NpyReader {
 public:
@@ -430,11 +460,13 @@ public:
     try {
       bytes.assign(static_cast<size_t>(DataBytes), 0);
     } catch (const std::bad_alloc &) {
-      return fileError(Path, "out of memory reading " +
-                                 describeData(Hdr.shape, Hdr.dtype, DataBytes));
+      return outOfMemory();
     }
     if (Status s = readExactly(bytes.data(), bytes.size()); !s.ok())
       return s;
+    if (Hdr.fortranOrder)
+      if (Status s = toCOrder(bytes); !s.ok())
+        return s;
     if (Hdr.dtype == DType::Bool) {
       for (size_t i = 0; i < bytes.size(); ++i)
         if (bytes[i] > 1)
@@ -448,6 +480,39 @@ public:
   const Header &header() const { return Hdr; }
 
 private:
+  Status outOfMemory() const {
+    return fileError(Path, "out of memory reading " +
+                               describeData(Hdr.shape, Hdr.dtype, DataBytes));
+  }
+
+  /// Rearranges the Fortran-order data in `bytes` into C order. Arrays with
+  /// at most one dimension above 1 are laid out alike in both orders.
+  Status toCOrder(std::vector<unsigned char> &bytes) const {
+    int64_t count = elementCount(Hdr.shape).value_or(0);
+    if (std::count_if(Hdr.shape.begin(), Hdr.shape.end(),
+                      [](int64_t dim) { return dim > 1; }) < 2)
+      return Status::success();
+    std::vector<unsigned char> ordered;
+    try {
+      ordered.resize(bytes.size());
+    } catch (const std::bad_alloc &) {
+      return outOfMemory();
+    }
+    switch (dtypeSize(Hdr.dtype)) {
+    case 1:
+      fortranToC<1>(Hdr.shape, count, bytes.data(), ordered.data());
+      break;
+    case 4:
+      fortranToC<4>(Hdr.shape, count, bytes.data(), ordered.data());
+      break;
+    default:
+      fortranToC<8>(Hdr.shape, count, bytes.data(), ordered.data());
+      break;
+    }
+    bytes.swap(ordered);
+    return Status::success();
+  }
+
   Status readExactly(void *dst, size_t size) {
     if (size == 0)
       return Status::success();
@@ -511,6 +576,123 @@ std::string buildHeader(const NpyArray &array) {
   out.append(padLen, ' ');
   out += '\n';
   return out;
+}
+
+/// Checks `shape` against `expected` as readNpyExpect does.
+Status checkShape(const std::string &path, const std::vector<int64_t> &shape,
+                  const std::vector<int64_t> &expected) {
+  bool shapeOk = shape.size() == expected.size();
+  for (size_t i = 0; shapeOk && i < shape.size(); ++i)
+    shapeOk = expected[i] == -1 || expected[i] == shape[i];
+  if (!shapeOk)
+    return fileError(path, "expected shape " + formatShape(expected) +
+                               ", got " + formatShape(shape));
+  return Status::success();
+}
+
+/// "element [1, 2]" for flat element 5 of a 2x3 array; "the value" of a
+/// scalar.
+std::string describeElement(const std::vector<int64_t> &shape, int64_t flat) {
+  if (shape.empty())
+    return "the value";
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  std::string out = "element [";
+  for (size_t d = 0; d < index.size(); ++d)
+    out += (d ? ", " : "") + std::to_string(index[d]);
+  return out + "]";
+}
+
+/// The error for the non-finite element `flat`.
+Status nonFiniteError(const std::string &path,
+                      const std::vector<int64_t> &shape, int64_t flat,
+                      double value) {
+  const char *text = std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
+  return fileError(path, describeElement(shape, flat) + " is " + text +
+                             " (non-finite values are rejected)");
+}
+
+/// Converts `count` elements of type From at `in` to To at `out` (which may
+/// alias `in` when the types are equal), checking NaN, infinities and the
+/// float32 range as readNpyAsFloat32 documents.
+template <typename From, typename To>
+Status convertFloats(const std::string &path, const std::vector<int64_t> &shape,
+                     const unsigned char *in, unsigned char *out, int64_t count,
+                     const FloatReadOptions &options) {
+  // The smallest magnitude that rounds to infinity in float32: FLT_MAX plus
+  // half an ulp (ties round to even, which is 2^128 here).
+  constexpr double kFloatOverflow = 0x1.ffffffp+127;
+  for (int64_t i = 0; i < count; ++i) {
+    From value;
+    std::memcpy(&value, in + i * sizeof(From), sizeof(From));
+    if (!std::isfinite(value)) {
+      if (!options.AllowNonFinite)
+        return nonFiniteError(path, shape, i, static_cast<double>(value));
+    } else if (sizeof(To) < sizeof(From) &&
+               std::fabs(static_cast<double>(value)) >= kFloatOverflow) {
+      // The shortest text that reads back as the same double.
+      char text[32];
+      auto printed =
+          std::to_chars(text, text + sizeof(text), static_cast<double>(value));
+      return fileError(path, describeElement(shape, i) + " = " +
+                                 std::string(text, printed.ptr) +
+                                 " is too large for float32");
+    }
+    To converted = static_cast<To>(value);
+    std::memcpy(out + i * sizeof(To), &converted, sizeof(To));
+  }
+  return Status::success();
+}
+
+/// readNpyAsFloat32 (To = float) and readNpyAsFloat64 (To = double).
+template <typename To>
+Status readAsFloat(const std::string &path, NpyArray &out,
+                   const FloatReadOptions &options) {
+  NpyReader reader;
+  if (Status s = reader.open(path); !s.ok())
+    return s;
+  const Header &hdr = reader.header();
+  if (hdr.dtype != DType::Float32 && hdr.dtype != DType::Float64)
+    return fileError(path,
+                     std::string("expected dtype float32 or float64, got ") +
+                         dtypeName(hdr.dtype));
+  if (options.Shape)
+    if (Status s = checkShape(path, hdr.shape, *options.Shape); !s.ok())
+      return s;
+  std::vector<unsigned char> raw;
+  if (Status s = reader.readData(raw); !s.ok())
+    return s;
+  int64_t count = elementCount(hdr.shape).value_or(0);
+  NpyArray result;
+  result.dtype = DTypeOf<To>::value;
+  result.shape = hdr.shape;
+  Status converted;
+  if (hdr.dtype == result.dtype) {
+    result.bytes = std::move(raw);
+    converted = convertFloats<To, To>(path, hdr.shape, result.bytes.data(),
+                                      result.bytes.data(), count, options);
+  } else {
+    try {
+      result.bytes.resize(static_cast<size_t>(count) * sizeof(To));
+    } catch (const std::bad_alloc &) {
+      return fileError(
+          path, "out of memory converting " + formatShape(hdr.shape) + " " +
+                    dtypeName(hdr.dtype) + " to " + dtypeName(result.dtype));
+    }
+    converted =
+        hdr.dtype == DType::Float32
+            ? convertFloats<float, To>(path, hdr.shape, raw.data(),
+                                       result.bytes.data(), count, options)
+            : convertFloats<double, To>(path, hdr.shape, raw.data(),
+                                        result.bytes.data(), count, options);
+  }
+  if (!converted.ok())
+    return converted;
+  out = std::move(result);
+  return Status::success();
 }
 
 /// Writes all of `data` to `fd`, retrying on short writes and EINTR.
@@ -633,12 +815,8 @@ Status gnnc::rt::readNpyExpect(const std::string &path, DType dtype,
   if (hdr.dtype != dtype)
     return fileError(path, std::string("expected dtype ") + dtypeName(dtype) +
                                ", got " + dtypeName(hdr.dtype));
-  bool shapeOk = hdr.shape.size() == expectedShape.size();
-  for (size_t i = 0; shapeOk && i < hdr.shape.size(); ++i)
-    shapeOk = expectedShape[i] == -1 || expectedShape[i] == hdr.shape[i];
-  if (!shapeOk)
-    return fileError(path, "expected shape " + formatShape(expectedShape) +
-                               ", got " + formatShape(hdr.shape));
+  if (Status s = checkShape(path, hdr.shape, expectedShape); !s.ok())
+    return s;
   NpyArray result;
   if (Status s = reader.readData(result.bytes); !s.ok())
     return s;
@@ -646,6 +824,16 @@ Status gnnc::rt::readNpyExpect(const std::string &path, DType dtype,
   result.shape = hdr.shape;
   out = std::move(result);
   return Status::success();
+}
+
+Status gnnc::rt::readNpyAsFloat32(const std::string &path, NpyArray &out,
+                                  const FloatReadOptions &options) {
+  return readAsFloat<float>(path, out, options);
+}
+
+Status gnnc::rt::readNpyAsFloat64(const std::string &path, NpyArray &out,
+                                  const FloatReadOptions &options) {
+  return readAsFloat<double>(path, out, options);
 }
 
 Status gnnc::rt::writeNpy(const std::string &path, const NpyArray &array) {

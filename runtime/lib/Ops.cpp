@@ -63,6 +63,11 @@ void unaryMap(const float *x, float *y, int64_t n, Fn fn) {
     y[i] = fn(x[i]);
 }
 
+/// torch.maximum and torch.minimum: a NaN on either side gives a NaN;
+/// otherwise std::max and std::min (`x` on a tie, so max(-0, +0) is -0).
+inline float maxOf(float x, float y) { return x < y || y != y ? y : x; }
+inline float minOf(float x, float y) { return y < x || y != y ? y : x; }
+
 /// The elementwise functions built on e^x (rt::simdExp).
 enum class ExpFn { Exp, Sigmoid, Elu };
 
@@ -85,6 +90,7 @@ void expFamilyRange(const float *__restrict x, float *__restrict y, int64_t n,
     for (int64_t i = 0; i < n; ++i) {
       float v = x[i];
       float negative = alpha * (simdExp(v) - 1.0f);
+      // A NaN takes the second branch, where it stays a NaN.
       y[i] = v > 0.0f ? v : negative;
     }
     return;
@@ -517,7 +523,8 @@ void gnnc::rt::abs(const float *x, float *y, int64_t n) {
   unaryMap(x, y, n, [](float v) { return std::abs(v); });
 }
 void gnnc::rt::relu(const float *x, float *y, int64_t n) {
-  unaryMap(x, y, n, [](float v) { return v > 0.0f ? v : 0.0f; });
+  // A NaN is not <= 0 and passes through; -0 becomes +0.
+  unaryMap(x, y, n, [](float v) { return v <= 0.0f ? 0.0f : v; });
 }
 void gnnc::rt::sigmoid(const float *x, float *y, int64_t n) {
   expFamily(x, y, n, ExpFn::Sigmoid, 0.0f);
@@ -537,6 +544,7 @@ void gnnc::rt::elu(const float *x, float *y, int64_t n, float alpha) {
   expFamily(x, y, n, ExpFn::Elu, alpha);
 }
 void gnnc::rt::leakyRelu(const float *x, float *y, int64_t n, float alpha) {
+  // alpha * NaN is a NaN.
   unaryMap(x, y, n, [alpha](float v) { return v > 0.0f ? v : alpha * v; });
 }
 
@@ -559,12 +567,12 @@ void gnnc::rt::div(const float *a, const Shape &sa, const float *b,
 void gnnc::rt::max(const float *a, const Shape &sa, const float *b,
                    const Shape &sb, float *out, const Shape &so) {
   binaryMap(a, sa, b, sb, out, so,
-            [](float x, float y) { return std::max(x, y); });
+            [](float x, float y) { return maxOf(x, y); });
 }
 void gnnc::rt::min(const float *a, const Shape &sa, const float *b,
                    const Shape &sb, float *out, const Shape &so) {
   binaryMap(a, sa, b, sb, out, so,
-            [](float x, float y) { return std::min(x, y); });
+            [](float x, float y) { return minOf(x, y); });
 }
 void gnnc::rt::pow(const float *a, const Shape &sa, const float *b,
                    const Shape &sb, float *out, const Shape &so) {

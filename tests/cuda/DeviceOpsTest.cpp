@@ -18,6 +18,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -172,6 +173,39 @@ TEST(CudaDeviceOps, Elementwise) {
   ASSERT_TRUE(
       cu::dropout(dx.data(), out.data(), n, 0.3, 7, true, nullptr).ok());
   expectNear(down(out), want, "dropout", 1e-6f);
+}
+
+// NaN goes through every elementwise function as in PyTorch (and the host
+// ops): relu(nan), leaky_relu(nan), elu(nan), max and min with a NaN on
+// either side are NaN. The outputs start as 7, not as NaN.
+TEST(CudaDeviceOps, NaNPropagates) {
+  SKIP_WITHOUT_DEVICE();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  cu::DeviceTensor dx = up({nan, -2.0f, 3.0f, 0.0f});
+  cu::DeviceTensor dy = up({1.0f, nan, nan, -1.0f});
+  cu::DeviceTensor out = up(std::vector<float>(4, 7.0f));
+  auto expect = [&](const char *what, std::vector<float> want) {
+    std::vector<float> got = down(out);
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (std::isnan(want[i]))
+        EXPECT_TRUE(std::isnan(got[i])) << what << " element " << i;
+      else
+        EXPECT_EQ(got[i], want[i]) << what << " element " << i;
+    }
+  };
+  ASSERT_TRUE(cu::relu(dx.data(), out.data(), 4, nullptr).ok());
+  expect("relu", {nan, 0.0f, 3.0f, 0.0f});
+  ASSERT_TRUE(cu::leakyRelu(dx.data(), out.data(), 4, 0.5f, nullptr).ok());
+  expect("leaky_relu", {nan, -1.0f, 3.0f, 0.0f});
+  ASSERT_TRUE(cu::elu(dx.data(), out.data(), 4, 1.0f, nullptr).ok());
+  std::vector<float> got = down(out);
+  EXPECT_TRUE(std::isnan(got[0]));
+  EXPECT_NEAR(got[1], std::exp(-2.0f) - 1.0f, 1e-6f);
+  rt::Shape s{4};
+  ASSERT_TRUE(cu::max(dx.data(), s, dy.data(), s, out.data(), s, nullptr).ok());
+  expect("max", {nan, nan, nan, 0.0f});
+  ASSERT_TRUE(cu::min(dy.data(), s, dx.data(), s, out.data(), s, nullptr).ok());
+  expect("min", {nan, nan, nan, -1.0f});
 }
 
 TEST(CudaDeviceOps, DenseOps) {

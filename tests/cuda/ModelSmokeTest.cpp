@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -69,6 +70,48 @@ TEST(CudaModel, TrainingStepRuns) {
   std::vector<float> got(6 * 3);
   ASSERT_TRUE(out.download(got.data(), nullptr).ok());
   for (float v : got)
+    EXPECT_TRUE(std::isfinite(v));
+
+  // The saving forward and the backward, with what the forward keeps in
+  // one buffer of device memory.
+  rt::cuda::DeviceBuffer keep;
+  ASSERT_TRUE(rt::cuda::DeviceBuffer::allocate(
+                  cuda_model_smoke::GCN_saved_bytes(g), keep)
+                  .ok());
+  cuda_model_smoke::GCN_Saved saved =
+      cuda_model_smoke::GCN_saved_layout(keep.data(), g);
+  std::vector<rt::cuda::DeviceTensor> dp(P::kNumParams);
+  P grads{};
+  for (int i = 0; i < P::kNumParams; ++i) {
+    ASSERT_TRUE(
+        rt::cuda::DeviceTensor::allocate(
+            std::vector<int64_t>(P::kShapes[i], P::kShapes[i] + P::kRanks[i]),
+            dp[i])
+            .ok());
+    grads.set(i, dp[i].data());
+  }
+  std::vector<float> ones(6 * 3, 1.0f);
+  rt::cuda::DeviceTensor cotangent, gradX;
+  ASSERT_TRUE(
+      rt::cuda::DeviceTensor::upload(ones.data(), {6, 3}, nullptr, cotangent)
+          .ok());
+  ASSERT_TRUE(rt::cuda::DeviceTensor::allocate({6, 5}, gradX).ok());
+  rt::cuda::DeviceBuffer trainWs;
+  ASSERT_TRUE(rt::cuda::DeviceBuffer::allocate(
+                  std::max(cuda_model_smoke::GCN_train_workspace_bytes(g),
+                           cuda_model_smoke::GCN_backward_workspace_bytes(g)),
+                  trainWs)
+                  .ok());
+  s = cuda_model_smoke::GCN_train(g, x.data(), params, out.data(), saved,
+                                  trainWs.data(), true, 1, nullptr);
+  ASSERT_TRUE(s.ok()) << s.message();
+  s = cuda_model_smoke::GCN_backward(g, x.data(), saved, cotangent.data(),
+                                     params, gradX.data(), grads,
+                                     trainWs.data(), true, 1, nullptr);
+  ASSERT_TRUE(s.ok()) << s.message();
+  std::vector<float> gradW(P::kNumElements[0]);
+  ASSERT_TRUE(dp[0].download(gradW.data(), nullptr).ok());
+  for (float v : gradW)
     EXPECT_TRUE(std::isfinite(v));
 }
 

@@ -15,12 +15,14 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -649,6 +651,112 @@ TEST(NpyDataset, Errors) {
   s = loadDataset(d + "/fifo", ds);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(), d + "/fifo: not a regular file or directory");
+}
+
+TEST(NpyDataset, Float64FeaturesLoadAsFloat32) {
+  TempDir dir;
+  Dataset small = smallDataset();
+  writeNpyDataset(dir.dir(), small);
+  // The features as float64, with values float32 holds exactly, and one it
+  // rounds: 0.1 becomes the float nearest to it.
+  std::vector<double> x(small.X.begin(), small.X.end());
+  x[5] = 0.1;
+  x[59] = -2.5;
+  writeArray(dir.path("x.npy"), {10, 6}, x);
+  Dataset ds;
+  Status s = loadDataset(dir.dir(), ds);
+  ASSERT_TRUE(s.ok()) << s.message();
+  small.X[5] = 0.1f;
+  small.X[59] = -2.5f;
+  expectSame(ds, small);
+
+  // A float64 beyond float32's range is an error, not an infinity.
+  x[13] = 1e39;
+  writeArray(dir.path("x.npy"), {10, 6}, x);
+  s = loadDataset(dir.dir(), ds);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), dir.path("x.npy") + ": element [2, 1] = 1e+39 is "
+                                             "too large for float32");
+}
+
+TEST(NpyDataset, NonFiniteFeaturesAreAnErrorUnlessAllowed) {
+  TempDir dir;
+  Dataset small = smallDataset();
+  writeNpyDataset(dir.dir(), small);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  struct Case {
+    int64_t Index;
+    float Value;
+    const char *Message;
+  };
+  for (const Case &c : {Case{8, nan, "element [1, 2] is nan"},
+                        Case{59, inf, "element [9, 5] is inf"},
+                        Case{0, -inf, "element [0, 0] is -inf"}}) {
+    std::vector<float> x = small.X;
+    x[c.Index] = c.Value;
+    writeArray(dir.path("x.npy"), {10, 6}, x);
+    Dataset ds;
+    Status s = loadDataset(dir.dir(), ds);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.message(), dir.path("x.npy") + ": " + c.Message +
+                               " (non-finite values are rejected)");
+    DatasetOptions allow;
+    allow.AllowNonFinite = true;
+    s = loadDataset(dir.dir(), ds, allow);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(ds.X.size(), x.size());
+    EXPECT_TRUE(std::memcmp(ds.X.data(), x.data(), x.size() * 4) == 0);
+  }
+
+  // findDataset passes the options on.
+  ScopedEnv env("GNNC_DATA_DIR", dir.dir().c_str());
+  std::filesystem::create_directory(dir.path("nan"));
+  writeNpyDataset(dir.path("nan"), small);
+  std::vector<float> x = small.X;
+  x[1] = nan;
+  writeArray(dir.path("nan/x.npy"), {10, 6}, x);
+  Dataset ds;
+  EXPECT_FALSE(findDataset("nan", ds).ok());
+  DatasetOptions allow;
+  allow.AllowNonFinite = true;
+  Status s = findDataset("nan", ds, allow);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(std::isnan(ds.X[1]));
+}
+
+TEST(BundleErrors, FeatureSizeIsCheckedAgainstTheFileSize) {
+  // Three nodes without features and F = 2^30 in a 65-byte file: 12 GiB of
+  // dense features, rejected before anything is allocated.
+  Parts p;
+  p.H.N = 3;
+  p.H.F = 1u << 30;
+  p.H.C = 1;
+  p.Features = std::string(3, '\0');
+  p.Labels = std::string(3, '\0');
+  p.Masks = std::string(3, '\0');
+  std::string bytes = p.bytes();
+  ASSERT_EQ(bytes.size(), 65u);
+  EXPECT_EQ(errorOf(bytes), "the header says 3x1073741824 features "
+                            "(12884901888 bytes as float32), more than 65536 "
+                            "times the size of the 65-byte file");
+
+  // One node in a 61-byte file: at most 61 * 65536 bytes of features, so
+  // F = 999424 loads and F = 999425 does not.
+  p.H.N = 1;
+  p.Features = std::string(1, '\0');
+  p.Labels = std::string(1, '\0');
+  p.Masks = std::string(3, '\0');
+  p.H.F = 999424;
+  ASSERT_EQ(p.bytes().size(), 61u);
+  Dataset ds;
+  Status s = loadBytes(p.bytes(), ds);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(ds.X.size(), 999424u);
+  p.H.F = 999425;
+  EXPECT_EQ(errorOf(p.bytes()), "the header says 1x999425 features (3997700 "
+                                "bytes as float32), more than 65536 times the "
+                                "size of the 61-byte file");
 }
 
 } // namespace

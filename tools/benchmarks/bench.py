@@ -10,13 +10,17 @@ Run through tools/bench (which installs what is missing first):
     tools/bench --only REGEX    only the cases whose id matches REGEX
                                 (ids: graph/layer/F<width>/mode/impl)
     tools/bench --report-only   rewrite the doc and plots from the JSON
+    tools/bench --compile-only  time gnnc's compiles of growing programs
+                                (tools/benchmarks/compile_scaling.py) into
+                                the JSON, and rewrite the doc from it
 
 Steps: build gnnc (gnnc, gnnc_ops, gnnc_runtime) and install it as a CMake
 package; configure tools/benchmarks/ against it with one gnnc_add_model
 per layer variant and build gnnc-bench and gnnc-stream; time gnnc's compile
-of every dsl-examples/*.gnn; measure the STREAM triad; write the graphs
-(build/bench-data, reused); run every case in a fresh process under a
-memory and time cap; profile the gnnc case of each target with perf; write
+of every dsl-examples/*.gnn and of generated programs of growing size (a
+chain of N statements, APPNP with K steps); measure the STREAM triad; write
+the graphs (build/bench-data, reused); run every case in a fresh process
+under a memory and time cap; profile the gnnc case of each target with perf; write
 the JSON, then the doc and plots (tools/benchmarks/report.py).
 
 Everything in the doc comes from the JSON of the run.
@@ -29,6 +33,7 @@ import pathlib
 import platform
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -356,6 +361,123 @@ def compile_times(gnnc, reps):
     return out
 
 
+# Compile time against program size (tools/benchmarks/compile_scaling.py):
+# the chain model with N statements and APPNP with K propagation steps.
+SCALING_SIZES = {
+    "chain": dict(full=(1000, 2000, 4000, 8000, 20000), quick=(1000, 2000)),
+    "appnp": dict(full=(10, 30, 100, 300, 1000), quick=(10, 100)),
+}
+
+
+def run_measured(cmd, timeout):
+    """Runs cmd; returns (exit status or None on timeout, wall s, peak RSS
+    bytes, the first line of its standard error)."""
+    with tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        timer = threading.Timer(timeout, p.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(p.pid, 0)
+        finally:
+            timer.cancel()
+        dt = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        first = (err.read().decode(errors="replace").strip().splitlines() or [""])[0]
+    timed_out = dt >= timeout and p.returncode < 0
+    return (None if timed_out else p.returncode), dt, usage.ru_maxrss * 1024, first[:300]
+
+
+def compile_scaling(gnnc, quick, reps, timeout):
+    """Wall time of gnnc --emit=cpp (and --training) on programs of growing
+    size; the median of `reps` runs."""
+    import compile_scaling as cs  # noqa: E402
+    cases = []
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="gnnc-bench-scaling-"))
+    try:
+        for program, sizes in SCALING_SIZES.items():
+            for size in sizes["quick" if quick else "full"]:
+                if program == "appnp":
+                    src = ROOT / "dsl-examples" / "appnp.gnn"
+                    extra = cs.appnp_args(size)
+                else:
+                    src = tmp / ("%s%d.gnn" % (program, size))
+                    src.write_text(cs.source(program, size))
+                    extra = []
+                for training in (False, True):
+                    out = tmp / "out"
+                    cmd = [str(gnnc), str(src), "--emit=cpp", "-o", str(out)] + extra
+                    if training:
+                        cmd.append("--training")
+                    times, peaks, err = [], [], ""
+                    for _ in range(reps):
+                        rc, dt, peak, first = run_measured(cmd, timeout)
+                        if rc is None:
+                            err = "timeout after %d s" % timeout
+                            break
+                        if rc != 0:
+                            err = first or "exit %d" % rc
+                            break
+                        times.append(dt)
+                        peaks.append(peak)
+                    generated = sum(f.stat().st_size for f in out.glob("*")) \
+                        if out.is_dir() else 0
+                    shutil.rmtree(out, ignore_errors=True)
+                    rec = {"program": program, "size": size, "training": training,
+                           "ok": not err, "error": err, "times_s": times,
+                           "median_s": statistics.median(times) if times and not err
+                           else None,
+                           "peak_rss_bytes": max(peaks) if peaks else None,
+                           "source_bytes": src.stat().st_size,
+                           "generated_bytes": generated}
+                    log("  %s %d%s: %s" % (program, size, " --training" if training else "",
+                                           "%.2f s" % rec["median_s"] if rec["ok"] else err))
+                    cases.append(rec)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"date_utc": datetime.datetime.now(datetime.timezone.utc).strftime(
+                "%Y-%m-%d %H:%M UTC"),
+            "gnnc_binary": os.path.relpath(gnnc, ROOT) if str(gnnc).startswith(str(ROOT))
+                           else str(gnnc),
+            "reps": reps, "timeout_s": timeout,
+            "cpu": machine_info()["cpu"], "cores": os.cpu_count(),
+            "loadavg_start": open("/proc/loadavg").read().split()[:3],
+            "cases": cases}
+
+
+def compile_only(args, json_path, doc, assets):
+    """--compile-only: measures the compile times alone and puts them into
+    the JSON of an earlier run (kept otherwise), then rewrites its doc."""
+    import report  # noqa: E402
+    if args.gnnc:
+        gnnc = pathlib.Path(args.gnnc).resolve()
+    else:
+        bdir = pathlib.Path(args.gnnc_build)
+        if not (bdir / "CMakeCache.txt").exists():
+            env = dict(os.environ, CC="gcc", CXX="g++")
+            sh(["cmake", "-S", str(ROOT), "-B", str(bdir), "-G", "Ninja",
+                "-DCMAKE_BUILD_TYPE=Release"], env=env, stdout=subprocess.DEVNULL)
+        log("building gnnc in %s" % bdir)
+        sh(["cmake", "--build", str(bdir), "-j%d" % args.jobs, "--target", "gnnc"])
+        gnnc = bdir / "bin" / "gnnc"
+    log("timing gnnc --emit=cpp on programs of growing size")
+    scaling = compile_scaling(gnnc, args.quick, 1 if args.quick else 3,
+                              120 if args.quick else 600)
+    if json_path.exists():
+        data = json.loads(json_path.read_text())
+        data["compile_scaling"] = scaling
+        json_path.write_text(json.dumps(data, indent=1) + "\n")
+        report.write(data, doc, assets)
+        log("wrote %s and %s" % (json_path, doc))
+    else:
+        assets.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps({"schema": 1, "compile_scaling": scaling},
+                                        indent=1) + "\n")
+        log("wrote %s (no earlier run there: no doc)" % json_path)
+    return 0
+
+
 def run_stream(stream, quick, llc, threads):
     # Each array at least 8x the last-level cache (2^25 doubles = 256 MiB by
     # default); the smoke run uses 2x.
@@ -679,6 +801,11 @@ def main():
                     help="build everything and write the graphs, then stop")
     ap.add_argument("--report-only", action="store_true",
                     help="only rewrite the doc and plots from the JSON")
+    ap.add_argument("--compile-only", action="store_true",
+                    help="only time gnnc's compiles against program size, into the "
+                    "JSON of an earlier run, and rewrite its doc")
+    ap.add_argument("--gnnc", help="with --compile-only: this gnnc binary instead of "
+                    "building one")
     args = ap.parse_args()
     if args.quick and args.full:
         ap.error("--quick and --full exclude each other")
@@ -705,6 +832,8 @@ def main():
         report.write(json.loads(json_path.read_text()), doc, assets)
         log("wrote %s" % doc)
         return 0
+    if args.compile_only:
+        return compile_only(args, json_path, doc, assets)
 
     args.work = pathlib.Path(args.work or (ROOT / "build" / ("bench-quick" if args.quick
                                                              else "bench"))).resolve()
@@ -764,6 +893,9 @@ def main():
 
     log("timing gnnc --emit=cpp on every example")
     compile_res = compile_times(gnnc, 2 if args.quick else 5)
+    log("timing gnnc --emit=cpp on programs of growing size")
+    scaling_res = compile_scaling(gnnc, args.quick, 1 if args.quick else 3,
+                                  120 if args.quick else 600)
 
     log("STREAM triad")
     stream_res = run_stream(stream, args.quick, machine["llc_bytes"], args.threads)
@@ -808,6 +940,7 @@ def main():
         "availability": {k: {"ok": v[0], "reason": v[1]} for k, v in avail.items()},
         "stream": stream_res,
         "compile": compile_res,
+        "compile_scaling": scaling_res,
         "graphs": metas,
         "layers": {k: {"title": v["title"], "source": v["source"], "entry": v["entry"]}
                    for k, v in LAYERS.items()},

@@ -7,6 +7,7 @@ number in the doc is read from, or computed from, the JSON: nothing is
 typed in.
 """
 import json
+import math
 import os
 import pathlib
 import statistics
@@ -437,7 +438,112 @@ def plots(R, assets):
             ax.set_title("%s: peak memory of forward + backward (whole process)" % g)
             ax.legend(fontsize=8)
             save(fig, "memory_%s.png" % g)
+
+    # Compile time against program size, log-log, with a line of slope 1
+    # (time proportional to size) through each series' smallest size.
+    series = scaling_series(R.d)
+    if series:
+        fig, axes = plt.subplots(1, len(SCALING_PROGRAMS), figsize=(10, 4))
+        for ax, (program, (label, _)) in zip(axes, SCALING_PROGRAMS.items()):
+            for training, marker in ((False, "o"), (True, "s")):
+                pts = series.get((program, training))
+                if not pts:
+                    continue
+                xs = [p[0] for p in pts]
+                ys = [p[1] for p in pts]
+                title = "training" if training else "inference"
+                line, = ax.plot(xs, ys, marker + "-", label=title)
+                ax.plot(xs, [ys[0] * x / xs[0] for x in xs], ":",
+                        color=line.get_color(), label="%s, proportional" % title)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel(label + " (log)")
+            ax.set_ylabel("gnnc wall time (s, log)")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=8)
+        save(fig, "compile_scaling.png")
     return made
+
+
+SCALING_PROGRAMS = {
+    "chain": ("statements N of the chain model", "N"),
+    "appnp": ("propagation steps K of APPNP", "K"),
+}
+
+
+def scaling_series(d):
+    """{(program, training): [(size, median s), ...] by size} of the
+    compile-time scaling cases that ran."""
+    out = {}
+    for c in d.get("compile_scaling", {}).get("cases", []):
+        if c["ok"] and c["median_s"]:
+            out.setdefault((c["program"], c["training"]), []).append(
+                (c["size"], c["median_s"]))
+    for pts in out.values():
+        pts.sort()
+    return out
+
+
+def scaling_section(d, made):
+    """The section on compile time against program size, or ""."""
+    cs = d.get("compile_scaling")
+    if not cs or not cs.get("cases"):
+        return ""
+    L = ["## Compile time against program size\n"]
+    L.append("`gnnc FILE --emit=cpp -o DIR`, without and with `--training`, on programs "
+             "of growing size written by `tools/benchmarks/compile_scaling.py`: the "
+             "chain model (`chain N`: a graph convolution, N - 9 perceptron steps "
+             "`h = relu(h @ W)` and `h = h + relu(h @ W) * s` with one shared weight, "
+             "and a mean aggregation; about three operations per statement) and "
+             "`dsl-examples/appnp.gnn` with K propagation steps (`-D k=K`, each a "
+             "gather, a scatter and three elementwise operations). Median of %d "
+             "run%s, wall time and peak resident set of the process (`%s`), measured "
+             "%s on %s (%d cores, load average %s at the start)%s.\n"
+             % (cs["reps"], "" if cs["reps"] == 1 else "s", cs["gnnc_binary"],
+                cs["date_utc"], cs["cpu"], cs["cores"], " ".join(cs["loadavg_start"]),
+                "; `tools/bench --compile-only` measures it alone" if
+                cs["date_utc"] != d.get("date_utc") else ""))
+    by = {}
+    for c in cs["cases"]:
+        by.setdefault((c["program"], c["size"]), {})[c["training"]] = c
+    rows = []
+    for (program, size) in sorted(by, key=lambda k: (list(SCALING_PROGRAMS).index(k[0])
+                                                     if k[0] in SCALING_PROGRAMS else 9,
+                                                     k[1])):
+        r = ["%s %d" % (program, size)]
+        for tr in (False, True):
+            c = by[(program, size)].get(tr)
+            if not c:
+                r += ["–", "–"]
+            elif c["ok"]:
+                r += [ftime(c["median_s"]), fbytes(c["peak_rss_bytes"])
+                      if c.get("peak_rss_bytes") else "–"]
+            else:
+                r += ["fails: %s" % c["error"].replace("|", "\\|")[:120], "–"]
+        c = by[(program, size)].get(True) or by[(program, size)].get(False)
+        r.append(fbytes(c["generated_bytes"]) if c and c.get("generated_bytes") else "–")
+        rows.append(r)
+    L.append(table(["program", "--emit=cpp", "peak memory", "--emit=cpp --training",
+                    "peak memory", "generated (training)"], rows,
+                   ["l", "r", "r", "r", "r", "r"]))
+    L.append("")
+    # The growth exponent between the two largest sizes: 1 is linear.
+    growth = []
+    for (program, training), pts in sorted(scaling_series(d).items()):
+        if len(pts) < 2 or program not in SCALING_PROGRAMS:
+            continue
+        (n1, t1), (n2, t2) = pts[-2], pts[-1]
+        b = math.log(t2 / t1) / math.log(n2 / n1)
+        sym = SCALING_PROGRAMS[program][1]
+        growth.append("%s%s from %s = %d to %d: time grows as %s^%.2f" % (
+            program, " --training" if training else "", sym, n1, n2, sym, b))
+    if growth:
+        L.append("Between the two largest sizes of each series (an exponent of 1 is "
+                 "linear, 2 quadratic): " + "; ".join(growth) + ".\n")
+    if "compile_scaling.png" in made:
+        L.append("![compile time against program size](%s)\n"
+                 % made["compile_scaling.png"])
+    return "\n".join(L)
 
 
 # --------------------------------------------------------------------------
@@ -868,6 +974,9 @@ def write(data, doc, assets):
             rows.append(r)
         w(table(["example", "--emit=cpp", "--emit=cpp --training"], rows, ["l", "r", "r"]))
         w("")
+    section = scaling_section(data, made)
+    if section:
+        w(section)
 
     # Profiles.
     w("## Profiles: what limits the shortfalls\n")

@@ -622,7 +622,7 @@ ExprPtr Parser::parseBinary(int minPrec) {
   if (exprDepth > FrontendLimits::maxExprDepth) {
     if (!reportedDepth)
       diags.report(tok().loc, DiagID::err_expr_too_deep,
-                   FrontendLimits::maxExprDepth);
+                   FrontendLimits::maxExprHeight);
     reportedDepth = true;
     return nullptr;
   }
@@ -653,7 +653,7 @@ ExprPtr Parser::parseUnary() {
   if (exprDepth > FrontendLimits::maxExprDepth) {
     if (!reportedDepth)
       diags.report(tok().loc, DiagID::err_expr_too_deep,
-                   FrontendLimits::maxExprDepth);
+                   FrontendLimits::maxExprHeight);
     reportedDepth = true;
     return nullptr;
   }

@@ -433,8 +433,8 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
       case UnaryFn::abs:
         x = std::abs(x);
         break;
-      case UnaryFn::relu:
-        x = x > T(0) ? x : T(0);
+      case UnaryFn::relu: // a NaN is not <= 0 and passes through
+        x = x <= T(0) ? T(0) : x;
         break;
       case UnaryFn::sigmoid:
         x = T(1) / (T(1) + std::exp(-x));
@@ -445,10 +445,10 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
       case UnaryFn::gelu:
         x = T(0.5) * x * (T(1) + std::erf(x / std::sqrt(T(2))));
         break;
-      case UnaryFn::elu:
+      case UnaryFn::elu: // a NaN takes the second branch and stays a NaN
         x = x > T(0) ? x : alpha * (std::exp(x) - T(1));
         break;
-      case UnaryFn::leaky_relu:
+      case UnaryFn::leaky_relu: // as elu
         x = x > T(0) ? x : alpha * x;
         break;
       case UnaryFn::erf:
@@ -709,11 +709,13 @@ template <typename T> Status Evaluator<T>::binary(gnn::BinaryOp op) {
     case BinaryFn::div:
       z = x / y;
       break;
+    // torch.maximum / torch.minimum: a NaN on either side gives a NaN,
+    // otherwise std::max / std::min (x on a tie).
     case BinaryFn::max:
-      z = std::max(x, y);
+      z = x < y || std::isnan(y) ? y : x;
       break;
     case BinaryFn::min:
-      z = std::min(x, y);
+      z = y < x || std::isnan(y) ? y : x;
       break;
     case BinaryFn::pow:
       z = std::pow(x, y);

@@ -4,14 +4,18 @@
 //
 //   gnnc-interp model.gnn --entry GCN --graph data/cora
 //       [--inputs DIR] [--params DIR] [--define k=v]... [--precision f64]
-//       [--self-loops] [--training] -o out.npy
+//       [--self-loops] [--training] [--allow-nonfinite] -o out.npy
 //
 // The graph directory has the layout of a dataset: edge_index.npy (int64
 // [2, E], row 0 sources, row 1 destinations) and x.npy, whose row count is
 // the number of vertices. A batched graph also has batch.npy (int64 [N], the
-// graph of every vertex). Each tensor argument `name` of forward is read
-// from `--inputs/name.npy`, or else from the graph directory; each parameter
-// `path` (e.g. `conv1.W`) from `--params/path.npy`.
+// graph of every vertex, each below N). Each tensor argument `name` of
+// forward is read from `--inputs/name.npy`, or else from the graph
+// directory; each parameter `path` (e.g. `conv1.W`) from
+// `--params/path.npy`. Tensors may be float32 or float64
+// (rt::readNpyAsFloat32, rt::readNpyAsFloat64); NaN and infinite values in
+// them are an error unless --allow-nonfinite. Running out of memory is an
+// error (exit status 1) like any other.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,13 +29,16 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 using namespace gnnc;
 namespace g = gnnc::gnn;
@@ -82,11 +89,25 @@ llvm::cl::opt<bool> fuse("fuse",
 llvm::cl::opt<bool> training("training",
                              llvm::cl::desc("Apply dropout (training mode)"),
                              llvm::cl::cat(category));
+llvm::cl::opt<bool> allowNonFinite(
+    "allow-nonfinite",
+    llvm::cl::desc("Accept NaN and infinite values in input and parameter "
+                   "tensors"),
+    llvm::cl::cat(category));
 } // namespace
 
 static int fail(const std::string &message) {
   llvm::WithColor::error(llvm::errs(), "gnnc-interp") << message << "\n";
   return 1;
+}
+
+/// LLVM's allocation failures (and, through LLVM's new-handler, any that
+/// happen before main resets it): one error line and exit status 1.
+static void reportOutOfMemory(void *, const char *reason, bool) {
+  llvm::WithColor::error(llvm::errs(), "gnnc-interp")
+      << "out of memory (" << reason << ")\n";
+  llvm::errs().flush();
+  std::_Exit(1);
 }
 
 static std::string join(const std::string &dir, const std::string &file) {
@@ -95,28 +116,29 @@ static std::string join(const std::string &dir, const std::string &file) {
   return std::string(path);
 }
 
-/// Reads a float32 or float64 .npy into a tensor of T.
+/// Reads a float32 or float64 .npy into a tensor of T (float or double).
 template <typename T>
 static rt::Status readTensor(const std::string &path, interp::Tensor<T> &out) {
   rt::NpyArray array;
-  rt::Status s = rt::readNpy(path, array);
+  rt::FloatReadOptions options;
+  options.AllowNonFinite = allowNonFinite;
+  rt::Status s = std::is_same_v<T, float>
+                     ? rt::readNpyAsFloat32(path, array, options)
+                     : rt::readNpyAsFloat64(path, array, options);
   if (!s.ok())
     return s;
   out = interp::Tensor<T>::dense(array.shape, {});
-  int64_t n = array.numElements();
-  out.data.resize(n);
-  if (array.dtype == rt::DType::Float64) {
-    const double *d = array.data<double>();
-    for (int64_t i = 0; i < n; ++i)
-      out.data[i] = static_cast<T>(d[i]);
-  } else if (array.dtype == rt::DType::Float32) {
-    const float *d = array.data<float>();
-    for (int64_t i = 0; i < n; ++i)
-      out.data[i] = static_cast<T>(d[i]);
-  } else {
-    return rt::Status::error(path + ": expected float32 or float64 data");
-  }
+  const T *data = array.data<T>();
+  out.data.assign(data, data + (data ? array.numElements() : 0));
   return rt::Status::success();
+}
+
+/// What to add to an error about a NaN or an infinity in a tensor.
+static std::string nonFiniteHint(const rt::Status &s) {
+  if (allowNonFinite ||
+      s.message().find("(non-finite values are rejected)") == std::string::npos)
+    return "";
+  return "; --allow-nonfinite accepts them";
 }
 
 template <typename T> static int runAs(mlir::ModuleOp module) {
@@ -157,9 +179,17 @@ template <typename T> static int runAs(mlir::ModuleOp module) {
           return fail(s.message());
         const int64_t *ids = batch.data<int64_t>();
         value.graphOf.assign(ids, ids + graph->numDst());
-        for (int64_t id : value.graphOf) {
+        // N vertices make at most N graphs: larger ids would only size the
+        // per-graph tensors.
+        for (int64_t v = 0; v < graph->numDst(); ++v) {
+          int64_t id = value.graphOf[v];
           if (id < 0)
             return fail(path + ": graph ids must be non-negative");
+          if (id >= graph->numDst())
+            return fail(path + ": vertex " + std::to_string(v) +
+                        " is in graph " + std::to_string(id) +
+                        "; graph ids must be below the number of vertices, " +
+                        std::to_string(graph->numDst()));
           value.numGraphs = std::max(value.numGraphs, id + 1);
         }
       } else if (value.kind != g::GraphKind::graph) {
@@ -187,7 +217,7 @@ template <typename T> static int runAs(mlir::ModuleOp module) {
     }
     rt::Status s = readTensor(path, tensor);
     if (!s.ok())
-      return fail(s.message());
+      return fail(s.message() + nonFiniteHint(s));
     args.push_back(std::move(tensor));
   }
 
@@ -212,6 +242,10 @@ template <typename T> static int runAs(mlir::ModuleOp module) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // LLVM's new-handler aborts on a failed allocation; without it operator
+  // new throws std::bad_alloc, which the runtime and runAs() report.
+  std::set_new_handler(nullptr);
+  llvm::install_bad_alloc_error_handler(reportOutOfMemory);
   llvm::cl::HideUnrelatedOptions(category);
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "gnnc-interp: run a .gnn layer or model on .npy data\n");
@@ -243,6 +277,10 @@ int main(int argc, char **argv) {
     if (mlir::failed(pm.run(*module)))
       return 1;
   }
-  return precision == Precision::F64 ? runAs<double>(*module)
-                                     : runAs<float>(*module);
+  try {
+    return precision == Precision::F64 ? runAs<double>(*module)
+                                       : runAs<float>(*module);
+  } catch (const std::bad_alloc &) {
+    return fail("out of memory running @" + entry);
+  }
 }

@@ -14,6 +14,7 @@
 
 #include "gnnc/Dialect/GNN/Transforms/Passes.h"
 #include "gnnc/Dialect/GNNK/Transforms/Passes.h"
+#include "gnnc/Target/CodeWriter.h"
 #include "gnnc/Target/Target.h"
 
 #include "mlir/IR/AsmState.h"
@@ -28,7 +29,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 using namespace gnnc;
@@ -214,6 +214,15 @@ int main(int argc, char **argv) {
         << (targetKind == TargetKind::Cpp ? "cpp" : "cuda") << "\n";
     return 1;
   }
+  if (!cppNamespace.empty()) {
+    std::string why = gnnc::target::checkCppNamespace(cppNamespace);
+    if (!why.empty()) {
+      llvm::WithColor::error(llvm::errs(), "gnnc")
+          << "--cpp-namespace='" << cppNamespace
+          << "' is not a namespace for generated code: " << why << "\n";
+      return 1;
+    }
+  }
   if (showMap)
     emitKind = targetKind == TargetKind::Cuda || emitKind == EmitKind::Cuda
                    ? EmitKind::Cuda
@@ -299,30 +308,38 @@ int main(int argc, char **argv) {
     }
   }
 
-  std::error_code ec;
-  llvm::ToolOutputFile output(outputFile, ec, llvm::sys::fs::OF_Text);
-  if (ec) {
-    llvm::WithColor::error(llvm::errs(), outputFile)
-        << "cannot open output file: " << ec.message() << "\n";
-    return 1;
-  }
+  // The whole text first: a failed compile or write leaves no file, and an
+  // existing one is replaced only by a complete new one.
+  std::string text;
+  llvm::raw_string_ostream output(text);
   if (emitKind == EmitKind::Tokens)
-    printTokens(result.tokens, sourceMgr, output.os());
+    printTokens(result.tokens, sourceMgr, output);
   else if (emitKind == EmitKind::AST)
-    dumpAST(*result.module, sourceMgr, output.os());
+    dumpAST(*result.module, sourceMgr, output);
   else if (emitKind == EmitKind::RematReport)
-    output.os() << report;
+    output << report;
   else {
-    mlirModule->print(output.os(), mlir::OpPrintingFlags());
-    output.os() << "\n";
+    mlirModule->print(output, mlir::OpPrintingFlags());
+    output << "\n";
   }
-  output.os().flush();
-  if (output.os().has_error()) {
+  output.flush();
+  if (outputFile == "-") {
+    llvm::outs() << text;
+    llvm::outs().flush();
+    if (llvm::outs().has_error()) {
+      llvm::WithColor::error(llvm::errs(), "gnnc")
+          << "cannot write to standard output\n";
+      llvm::outs().clear_error();
+      return 1;
+    }
+    return 0;
+  }
+  std::string error;
+  if (mlir::failed(
+          gnnc::target::writeFileAtomically(outputFile, text, error))) {
     llvm::WithColor::error(llvm::errs(), outputFile)
-        << "cannot write output file\n";
-    output.os().clear_error();
+        << "cannot open output file: " << error << "\n";
     return 1;
   }
-  output.keep();
   return 0;
 }

@@ -101,8 +101,8 @@ __device__ __forceinline__ float applyUnary(Unary fn, float v, float alpha) {
     return 1.0f / sqrtf(v);
   case Unary::Abs:
     return fabsf(v);
-  case Unary::Relu:
-    return v > 0.0f ? v : 0.0f;
+  case Unary::Relu: // a NaN is not <= 0 and passes through
+    return v <= 0.0f ? 0.0f : v;
   case Unary::Sigmoid:
     return 1.0f / (1.0f + expf(-v));
   case Unary::Tanh:
@@ -111,7 +111,7 @@ __device__ __forceinline__ float applyUnary(Unary fn, float v, float alpha) {
     return 0.5f * v * (1.0f + erff(v / sqrtf(2.0f)));
   case Unary::Erf:
     return erff(v);
-  case Unary::Elu:
+  case Unary::Elu: // a NaN takes the second branch and stays a NaN
     return v > 0.0f ? v : alpha * (expf(v) - 1.0f);
   case Unary::LeakyRelu:
     return v > 0.0f ? v : alpha * v;
@@ -144,10 +144,12 @@ __device__ __forceinline__ float applyBinary(Binary fn, float a, float b) {
     return a * b;
   case Binary::Div:
     return a / b;
-  case Binary::Max: // std::max(a, b): a < b ? b : a
-    return a < b ? b : a;
-  case Binary::Min: // std::min(a, b): b < a ? b : a
-    return b < a ? b : a;
+  // torch.maximum / torch.minimum: a NaN on either side gives a NaN,
+  // otherwise std::max / std::min (a on a tie).
+  case Binary::Max:
+    return a < b || b != b ? b : a;
+  case Binary::Min:
+    return b < a || b != b ? b : a;
   case Binary::Pow:
     return powf(a, b);
   case Binary::Gt:

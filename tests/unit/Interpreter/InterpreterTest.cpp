@@ -500,6 +500,11 @@ layer Elementwise():
 layer Roots():
     def forward(x: f32[3]) -> f32[3, 3]:
         return reshape(concat([sqrt(x), rsqrt(x), log(x)], 0), [3, 3])
+
+layer NonFinite():
+    def forward(x: f32[4], y: f32[4]) -> f32[7, 4]:
+        return reshape(concat([relu(x), leaky_relu(x, 0.5), elu(x), max(x, y),
+                               max(y, x), min(x, y), min(y, x)], 0), [7, 4])
 )gnn";
 
 TEST(InterpreterDense, MatMul) {
@@ -631,6 +636,55 @@ TEST(InterpreterDense, RootsAndLog) {
   expectRun(p, {tensor({3}, {1, 4, 0.25})}, {3, 3},
             {1, 2, 0.5, 1, 0.5, 2, 0, 2 * ln2, -2 * ln2});
 }
+/// Exactly `want`, signs of zeros included; a NaN matches any NaN.
+template <typename T>
+void expectExactly(const interp::Tensor<T> &got, const Data &want,
+                   const char *what) {
+  ASSERT_EQ(got.data.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    double g = static_cast<double>(got.data[i]);
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(g)) << what << " element " << i << " is " << g;
+      continue;
+    }
+    EXPECT_EQ(g, want[i]) << what << " element " << i;
+    EXPECT_EQ(std::signbit(g), std::signbit(want[i]))
+        << what << " element " << i << " is " << g;
+  }
+}
+
+TEST(InterpreterDense, NaNPropagatesAsInPyTorch) {
+  Program p;
+  ASSERT_TRUE(compile(p, kDense, "NonFinite"));
+  const double nan = std::nan("");
+  // x = [nan, -2, -0, 3], y = [1, nan, +0, nan]. relu(-0) is +0 (x <= 0
+  // gives 0); elu(-0) is 1 * (e^-0 - 1) = +0; max and min return their
+  // first operand on a tie, and a NaN whenever either operand is one
+  // (torch.maximum, torch.minimum).
+  const double em2 = std::exp(-2.0) - 1;
+  // clang-format off
+  Data want = {
+      nan, 0, 0, 3,              // relu
+      nan, -1, -0.0, 3,          // leaky_relu, slope 0.5
+      nan, em2, 0, 3,            // elu
+      nan, nan, -0.0, nan,       // max(x, y)
+      nan, nan, 0, nan,          // max(y, x)
+      nan, nan, -0.0, nan,       // min(x, y)
+      nan, nan, 0, nan,          // min(y, x)
+  };
+  // clang-format on
+  std::vector<Arg> args = {tensor({4}, {nan, -2, -0.0, 3}),
+                           tensor({4}, {1, nan, 0, nan})};
+  interp::Tensor<double> d;
+  ASSERT_TRUE(run(p, args, d));
+  ASSERT_EQ(d.shape, (Shape{7, 4}));
+  expectExactly(d, want, "double");
+  interp::Tensor<float> f;
+  ASSERT_TRUE(run(p, args, f));
+  want[9] = std::exp(-2.0f) - 1.0f; // the same operations in float
+  expectExactly(f, want, "float");
+}
+
 //===----------------------------------------------------------------------===//
 // Batched graphs and heterogeneous graphs
 //===----------------------------------------------------------------------===//

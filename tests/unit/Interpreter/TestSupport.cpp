@@ -346,7 +346,8 @@ lowerGNN(mlir::MLIRContext &context, llvm::StringRef source,
     return ::testing::AssertionFailure() << diagOS.str();
   MLIRGenOptions options;
   options.entry = entry;
-  options.defines = defines;
+  for (const auto &[name, value] : defines)
+    options.defines.emplace(name, DefineValue(value));
   // Verifier failures come through MLIR's diagnostics, not the front end's.
   CaptureDiagnostics capture(context, diagOS);
   module = mlirGen(context, *frontend.module, diags, options);

@@ -59,6 +59,7 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -373,6 +374,8 @@ protected:
       std::vector<float> data(product(shape));
       for (float &x : data)
         x = uniform(rng);
+      for (size_t k = 0; nanEvery > 0 && k < data.size(); k += nanEvery)
+        data[k] = std::numeric_limits<float>::quiet_NaN();
       args.push_back(interp::Tensor<float>::dense(shape, data));
       inputData.push_back(std::move(data));
       inputShapes.push_back(std::move(shape));
@@ -452,6 +455,7 @@ protected:
       ASSERT_EQ(outputs[r].size(), expected[r].data.size());
       int64_t worst = 0;
       for (size_t j = 0; j < outputs[r].size(); ++j) {
+        nanOutputs += std::isnan(outputs[r][j]);
         int64_t d = ulps(outputs[r][j], expected[r].data[j]);
         worst = std::max(worst, d);
         EXPECT_LE(d, 4) << "result " << r << " element " << j << ": kernel "
@@ -467,6 +471,10 @@ protected:
 
   int checkedResults = 0;
   int64_t maxUlps = 0;
+  /// When positive, every nanEvery-th element of each input is a NaN.
+  size_t nanEvery = 0;
+  /// How many output elements were NaN.
+  int64_t nanOutputs = 0;
 };
 
 /// A whole .gnn file after the fusion pipeline (or the training pipeline:
@@ -525,6 +533,37 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<const char *> &info) {
       return testing_support::testName(llvm::sys::path::stem(info.param));
     });
+
+/// NaN inputs: relu, leaky_relu, elu, max and min of a kernel keep a NaN as
+/// the interpreter (and PyTorch) does, and the sums carry it to the output.
+TEST_F(KernelExec, NaNInputsMatchInterpreter) {
+  const char *source = R"gnn(
+layer NaNOps(d: int = 4):
+    def forward(g: Graph, x: f32[N, d]) -> f32[N, 5 * d]:
+        g.set_vertex_attr({"h": x})
+        for v in g.dst_vertex:
+            v.a = g.sum([relu(u.h) for u in v.innbs])
+            v.b = g.sum([leaky_relu(u.h, 0.2) for u in v.innbs])
+            v.c = g.sum([elu(u.h) for u in v.innbs])
+            v.m = g.sum([max(u.h, v.h) for u in v.innbs])
+            v.n = g.sum([min(v.h, u.h) for u in v.innbs])
+        return concat([[v.a for v in g.dst_vertex], [v.b for v in g.dst_vertex],
+                       [v.c for v in g.dst_vertex], [v.m for v in g.dst_vertex],
+                       [v.n for v in g.dst_vertex]], 1)
+)gnn";
+  Compiled c;
+  ASSERT_TRUE(testing_support::lowerGNN(c.context, source, "nan.gnn", "NaNOps",
+                                        {}, c.module));
+  ASSERT_TRUE(
+      testing_support::runPipeline(c.context, *c.module, [](PassManager &pm) {
+        gnn::buildFusionPipeline(pm);
+      }));
+  nanEvery = 7;
+  int n = checkAll(*c.module, "nan.gnn");
+  EXPECT_GT(n, 0);
+  EXPECT_GT(checkedResults, 0);
+  EXPECT_GT(nanOutputs, 0);
+}
 
 /// Every op of a body and every reduction kind, from the lit test's input.
 TEST_F(KernelExec, LowerOpsTestFile) {

@@ -364,6 +364,42 @@ TEST(GraphTest, LoadGraphDir) {
   EXPECT_EQ(g.inPtr(), (Vec{0, 0, 0, 0, 0}));
 }
 
+TEST(GraphTest, AbsurdVertexCountsAreErrorsBeforeAllocating) {
+  TempDir dir;
+  ASSERT_TRUE(writeNpy(dir.path("edge_index.npy"),
+                       int64Array({2, 6}, concat(kSrc, kDst)))
+                  .ok());
+  Graph g;
+  // A valid 128-byte x.npy of shape (2^40, 0): nothing backs the row count.
+  const int64_t huge = int64_t{1} << 40;
+  ASSERT_TRUE(writeNpy(dir.path("x.npy"), float32Zeros({huge, 0})).ok());
+  Status s = loadGraphDir(dir.path(""), g);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), dir.path("x.npy") +
+                             ": a 1099511627776x0 array holds no data, so its "
+                             "1099511627776 rows cannot give the number of "
+                             "nodes");
+  // A count given by the caller: above kMaxVertices it is an error.
+  s = loadGraphDir(dir.path(""), g, huge);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), dir.path("") +
+                             ": 1099511627776 nodes are more than the limit "
+                             "of 2147483647");
+  s = Graph::fromEdgeIndex(nullptr, nullptr, 0, kMaxVertices + 1, 1, g);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(),
+            "graph: 2147483648 vertices are more than the limit of 2147483647");
+  s = Graph::fromEdgeIndex(nullptr, nullptr, 0, 3, huge, g);
+  ASSERT_FALSE(s.ok());
+  // An empty x.npy with no rows is fine: a graph without vertices.
+  ASSERT_TRUE(writeNpy(dir.path("x.npy"), float32Zeros({0, 4})).ok());
+  ASSERT_TRUE(
+      writeNpy(dir.path("edge_index.npy"), int64Array({2, 0}, {})).ok());
+  s = loadGraphDir(dir.path(""), g);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(g.numDst(), 0);
+}
+
 TEST(GraphTest, LoadCora) {
   std::string cora = gnnc::rt::testing::coraDir();
   if (!fileExists(cora + "/edge_index.npy"))

@@ -13,11 +13,16 @@
 
 #include "gtest/gtest.h"
 
+#include <cfloat>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace gnnc::rt;
@@ -395,10 +400,293 @@ TEST_F(NpyTest, UnsupportedDType) {
       "structured dtypes are not supported");
 }
 
-TEST_F(NpyTest, FortranOrder) {
-  expectError(npyFile(dictFor("<f4", "(2, 2)", "True"), std::string(16, '\0')),
-              "fortran-order arrays are not supported (fortran_order is "
-              "True)");
+//===----------------------------------------------------------------------===//
+// Fortran order
+//===----------------------------------------------------------------------===//
+
+/// The C-order and the Fortran-order file of one array of `shape`, whose
+/// element at index (i0, i1, ...) is value(flat C-order position). Each
+/// file's data is laid out by its own definition: in C order the last index
+/// varies fastest, in Fortran order the first.
+template <class T>
+void writeBothOrders(const std::string &cPath, const std::string &fPath,
+                     const std::vector<int64_t> &shape, T (*value)(int64_t)) {
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  // (std::vector<bool> has no data(): bools are stored as bytes.)
+  using Stored = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+  std::vector<Stored> cData(count), fData(count);
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t flat = 0; flat < count; ++flat) {
+    int64_t cPos = 0, fPos = 0, cStride = 1, fStride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+      cPos += index[d] * cStride;
+      cStride *= shape[d];
+    }
+    for (size_t d = 0; d < shape.size(); ++d) {
+      fPos += index[d] * fStride;
+      fStride *= shape[d];
+    }
+    ASSERT_EQ(cPos, flat);
+    cData[cPos] = value(flat);
+    fData[fPos] = value(flat);
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  std::string dims = "(";
+  for (size_t d = 0; d < shape.size(); ++d)
+    dims += (d ? ", " : "") + std::to_string(shape[d]);
+  dims += shape.size() == 1 ? ",)" : ")";
+  const char *descr = dtypeDescr(DTypeOf<T>::value);
+  writeFile(cPath, npyFile(dictFor(descr, dims, "False"), rawBytes(cData)));
+  writeFile(fPath, npyFile(dictFor(descr, dims, "True"), rawBytes(fData)));
+}
+
+template <class T>
+void expectSameArray(const std::string &cPath, const std::string &fPath,
+                     const std::vector<int64_t> &shape) {
+  SCOPED_TRACE(std::string(dtypeName(DTypeOf<T>::value)) + " " +
+               formatShape(shape));
+  NpyArray c, f;
+  Status s = readNpy(cPath, c);
+  ASSERT_TRUE(s.ok()) << s.message();
+  s = readNpy(fPath, f);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(f.dtype, DTypeOf<T>::value);
+  EXPECT_EQ(f.shape, shape);
+  EXPECT_EQ(f.bytes, c.bytes);
+  // readNpyExpect and readNpyHeader see the same array.
+  NpyArray e;
+  s = readNpyExpect(fPath, DTypeOf<T>::value, shape, e);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(e.bytes, c.bytes);
+  DType dtype;
+  std::vector<int64_t> headerShape;
+  ASSERT_TRUE(readNpyHeader(fPath, dtype, headerShape).ok());
+  EXPECT_EQ(headerShape, shape);
+}
+
+template <class T> T valueOf(int64_t flat) {
+  if constexpr (std::is_same_v<T, bool>)
+    return flat % 3 == 1;
+  else
+    return static_cast<T>(flat * 7 - 11);
+}
+
+template <class T> void checkOrders(const TempDir &dir) {
+  for (const std::vector<int64_t> &shape : {std::vector<int64_t>{6},
+                                            {2, 3},
+                                            {3, 2},
+                                            {1, 5},
+                                            {5, 1},
+                                            {2, 3, 4},
+                                            {4, 1, 3},
+                                            {2, 2, 2, 3},
+                                            {0, 3},
+                                            {3, 0},
+                                            {}}) {
+    std::string c = dir.path("c.npy"), f = dir.path("f.npy");
+    writeBothOrders<T>(c, f, shape, &valueOf<T>);
+    expectSameArray<T>(c, f, shape);
+  }
+}
+
+TEST_F(NpyTest, FortranOrderIsTransposedOnLoad) {
+  checkOrders<bool>(Dir);
+  checkOrders<int32_t>(Dir);
+  checkOrders<int64_t>(Dir);
+  checkOrders<float>(Dir);
+  checkOrders<double>(Dir);
+}
+
+TEST_F(NpyTest, FortranOrderHandMadeMatrix) {
+  // [[1, 2, 3], [4, 5, 6]] stored column by column: 1 4 2 5 3 6.
+  NpyArray a;
+  Status s =
+      readBytes(npyFile(dictFor("<i4", "(2, 3)", "True"),
+                        rawBytes(std::vector<int32_t>{1, 4, 2, 5, 3, 6})),
+                a);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(a.shape, (std::vector<int64_t>{2, 3}));
+  const int32_t *d = a.data<int32_t>();
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(std::vector<int32_t>(d, d + 6),
+            (std::vector<int32_t>{1, 2, 3, 4, 5, 6}));
+  // A [2, 2, 2] array: element (i, j, k) at i + 2 j + 4 k in the file.
+  s = readBytes(
+      npyFile(dictFor("<i8", "(2, 2, 2)", "True"),
+              rawBytes(std::vector<int64_t>{0, 100, 10, 110, 1, 101, 11, 111})),
+      a);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const int64_t *e = a.data<int64_t>();
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(std::vector<int64_t>(e, e + 8),
+            (std::vector<int64_t>{0, 1, 10, 11, 100, 101, 110, 111}));
+}
+
+TEST_F(NpyTest, FortranOrderBadBoolNamesTheCOrderElement) {
+  // [[0, 1], [7, 0]] column by column is 0 7 1 0: the bad value is element 2
+  // in C order.
+  expectError(npyFile(dictFor("|b1", "(2, 2)", "True"),
+                      std::string("\x00\x07\x01\x00", 4)),
+              "invalid bool value 7 at element 2 (expected 0 or 1)");
+}
+
+//===----------------------------------------------------------------------===//
+// readNpyAsFloat32 / readNpyAsFloat64
+//===----------------------------------------------------------------------===//
+
+TEST_F(NpyTest, AsFloat32RoundsFloat64) {
+  std::string path = Dir.path("f.npy");
+  // 0.1 rounds to 0x1.99999ap-4f; 1 + 2^-30 to 1; FLT_MAX stays; a double
+  // just below FLT_MAX + half an ulp rounds down to FLT_MAX.
+  const double justBelow = 0x1.fffffefffffffp+127;
+  ASSERT_TRUE(writeNpy(path, makeArray<double>({2, 3}, {0.1, 1.0 + 0x1p-30,
+                                                        -2.5, double(FLT_MAX),
+                                                        justBelow, -0.0}))
+                  .ok());
+  NpyArray a;
+  Status s = readNpyAsFloat32(path, a);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(a.dtype, DType::Float32);
+  EXPECT_EQ(a.shape, (std::vector<int64_t>{2, 3}));
+  const float *d = a.data<float>();
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d[0], 0x1.99999ap-4f);
+  EXPECT_EQ(d[1], 1.0f);
+  EXPECT_EQ(d[2], -2.5f);
+  EXPECT_EQ(d[3], FLT_MAX);
+  EXPECT_EQ(d[4], FLT_MAX);
+  EXPECT_EQ(d[5], 0.0f);
+  EXPECT_TRUE(std::signbit(d[5]));
+
+  // float32 data comes through unchanged, Fortran order transposed.
+  writeFile(path, npyFile(dictFor("<f4", "(2, 2)", "True"),
+                          rawBytes(std::vector<float>{1, 3, 2, 4})));
+  s = readNpyAsFloat32(path, a);
+  ASSERT_TRUE(s.ok()) << s.message();
+  d = a.data<float>();
+  EXPECT_EQ(std::vector<float>(d, d + 4), (std::vector<float>{1, 2, 3, 4}));
+  writeFile(path, npyFile(dictFor("<f8", "(2, 2)", "True"),
+                          rawBytes(std::vector<double>{1, 3, 2, 4})));
+  s = readNpyAsFloat32(path, a);
+  ASSERT_TRUE(s.ok()) << s.message();
+  d = a.data<float>();
+  EXPECT_EQ(std::vector<float>(d, d + 4), (std::vector<float>{1, 2, 3, 4}));
+}
+
+TEST_F(NpyTest, AsFloat32Errors) {
+  std::string path = Dir.path("f.npy");
+  NpyArray a = makeArray<int32_t>({1}, {5});
+  auto errorOf = [&](const FloatReadOptions &options = {}) {
+    Status s = readNpyAsFloat32(path, a, options);
+    return s.ok() ? std::string("(success)") : s.message();
+  };
+  // Values that would become infinite: FLT_MAX plus half an ulp (a tie,
+  // which rounds to the even 2^128), anything above, 1e300, and negative.
+  for (double big : {0x1.ffffffp+127, 0x1p+128, 1e300, -3.5e38}) {
+    ASSERT_TRUE(writeNpy(path, makeArray<double>({3}, {1.0, big, 2.0})).ok());
+    char text[64];
+    auto end = std::to_chars(text, text + sizeof(text), big).ptr;
+    EXPECT_EQ(errorOf(), path + ": element [1] = " + std::string(text, end) +
+                             " is too large for float32");
+    // Allowing NaN and infinities does not allow this.
+    FloatReadOptions allow;
+    allow.AllowNonFinite = true;
+    EXPECT_EQ(errorOf(allow), errorOf());
+  }
+  ASSERT_TRUE(writeNpy(path, makeArray<int64_t>({2}, {1, 2})).ok());
+  EXPECT_EQ(errorOf(), path + ": expected dtype float32 or float64, got int64");
+  ASSERT_TRUE(writeNpy(path, makeArray<double>({2, 2}, {1, 2, 3, 4})).ok());
+  FloatReadOptions shaped;
+  shaped.Shape = std::vector<int64_t>{-1, 3};
+  EXPECT_EQ(errorOf(shaped), path + ": expected shape *x3, got 2x2");
+  shaped.Shape = std::vector<int64_t>{2, -1};
+  EXPECT_EQ(errorOf(shaped), "(success)");
+  // The output is untouched by a failed read.
+  a = makeArray<int32_t>({1}, {5});
+  writeFile(path, npyFile(dictFor("<f8", "(2,)"), "short"));
+  EXPECT_NE(errorOf().find("file is truncated"), std::string::npos);
+  EXPECT_EQ(a.dtype, DType::Int32);
+}
+
+TEST_F(NpyTest, NonFiniteValuesAreRejectedUnlessAllowed) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  std::string path = Dir.path("n.npy");
+  struct Case {
+    std::vector<int64_t> Shape;
+    int64_t At;
+    double Value;
+    std::string Message;
+  };
+  for (const Case &c : {Case{{2, 3}, 4, nan, "element [1, 1] is nan"},
+                        Case{{2, 3}, 0, -nan, "element [0, 0] is nan"},
+                        Case{{6}, 5, inf, "element [5] is inf"},
+                        Case{{1, 2, 3}, 3, -inf, "element [0, 1, 0] is -inf"},
+                        Case{{}, 0, nan, "the value is nan"}}) {
+    int64_t count = 1;
+    for (int64_t d : c.Shape)
+      count *= d;
+    for (bool f64 : {false, true}) {
+      SCOPED_TRACE(c.Message + (f64 ? " (float64)" : " (float32)"));
+      if (f64) {
+        std::vector<double> v(count, 0.5);
+        v[c.At] = c.Value;
+        ASSERT_TRUE(writeNpy(path, makeArray<double>(c.Shape, v)).ok());
+      } else {
+        std::vector<float> v(count, 0.5f);
+        v[c.At] = static_cast<float>(c.Value);
+        ASSERT_TRUE(writeNpy(path, makeArray<float>(c.Shape, v)).ok());
+      }
+      for (bool to64 : {false, true}) {
+        NpyArray a;
+        Status s = to64 ? readNpyAsFloat64(path, a) : readNpyAsFloat32(path, a);
+        ASSERT_FALSE(s.ok());
+        EXPECT_EQ(s.message(), path + ": " + c.Message +
+                                   " (non-finite values are rejected)");
+        FloatReadOptions allow;
+        allow.AllowNonFinite = true;
+        s = to64 ? readNpyAsFloat64(path, a, allow)
+                 : readNpyAsFloat32(path, a, allow);
+        ASSERT_TRUE(s.ok()) << s.message();
+        double got = to64 ? a.data<double>()[c.At] : a.data<float>()[c.At];
+        if (std::isnan(c.Value))
+          EXPECT_TRUE(std::isnan(got));
+        else
+          EXPECT_EQ(got, c.Value);
+        if (count > 1) {
+          int64_t other = c.At ? 0 : count - 1;
+          EXPECT_EQ(to64 ? a.data<double>()[other] : a.data<float>()[other],
+                    0.5);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(NpyTest, AsFloat64WidensFloat32Exactly) {
+  std::string path = Dir.path("w.npy");
+  ASSERT_TRUE(
+      writeNpy(path, makeArray<float>({3}, {0.1f, FLT_MAX, -FLT_TRUE_MIN}))
+          .ok());
+  NpyArray a;
+  Status s = readNpyAsFloat64(path, a);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(a.dtype, DType::Float64);
+  const double *d = a.data<double>();
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d[0], 0x1.99999ap-4);
+  EXPECT_EQ(d[1], 0x1.fffffep+127);
+  EXPECT_EQ(d[2], -0x1p-149);
+  // float64 stays float64, bit for bit.
+  ASSERT_TRUE(writeNpy(path, makeArray<double>({1}, {1e300})).ok());
+  ASSERT_TRUE(readNpyAsFloat64(path, a).ok());
+  EXPECT_EQ(a.data<double>()[0], 1e300);
 }
 
 TEST_F(NpyTest, TruncatedData) {

@@ -53,8 +53,18 @@ public:
              .str());
   }
 
-  /// Reports a problem with the file as a whole (no source line to show).
-  void reportFile(llvm::StringRef fileName, DiagID id, llvm::StringRef arg);
+  /// Reports a problem with the file as a whole, or with a command-line
+  /// option about it (no source line to show). Notes that follow it print.
+  template <typename... Ts>
+  void reportFile(llvm::StringRef fileName, DiagID id, Ts &&...args) {
+    emitFile(fileName, id,
+             llvm::formatv(getDiagFormat(id).data(), std::forward<Ts>(args)...)
+                 .str());
+  }
+
+  /// Source lines longer than this many columns are shown as a window of
+  /// this width around the caret, with `...` where the line was cut.
+  static constexpr unsigned maxShownColumns = 160;
 
   unsigned getNumErrors() const { return numErrors; }
   /// Whether an error was reported on the line of `loc`.
@@ -65,6 +75,10 @@ public:
 
 private:
   void emit(llvm::SMLoc loc, DiagID id, const std::string &message);
+  void emitFile(llvm::StringRef fileName, DiagID id,
+                const std::string &message);
+  void print(llvm::SMLoc loc, llvm::SourceMgr::DiagKind kind,
+             const std::string &message);
 
   llvm::SourceMgr &sourceMgr;
   llvm::raw_ostream &os;

@@ -20,13 +20,17 @@ struct FrontendLimits {
   static constexpr unsigned maxLineColumns = 4096;
   static constexpr unsigned maxIndentLevels = 32;
   static constexpr unsigned maxBracketDepth = 64;
-  /// Recursion guard of the parser; the user-facing limits are the bracket
-  /// depth and the expression height, which are reached first.
+  /// Recursion guard of the parser. An input that reaches it has an
+  /// expression taller than maxExprHeight, and is reported as such: the
+  /// user-facing limits are the bracket depth and the expression height.
   static constexpr unsigned maxExprDepth = 1024;
-  /// Bound on the height of any expression tree, flat chains included.
+  /// Bound on the height of any expression tree, flat chains included
+  /// (docs/language.md, "Limits").
   static constexpr unsigned maxExprHeight = 256;
   /// Bound on chains of layers instantiating layers.
   static constexpr unsigned maxInstanceNesting = 64;
+  /// Bound on the iterations of one unrolled `range` loop.
+  static constexpr unsigned maxUnroll = 4096;
 };
 
 /// Splits one buffer into tokens, Python style: NEWLINE ends a logical line,

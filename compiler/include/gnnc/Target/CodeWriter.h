@@ -77,8 +77,17 @@ private:
 /// in front.
 std::string cIdentifier(llvm::StringRef name);
 
+/// Whether `name` is a C++ keyword or alternative token (`class`, `and`).
+bool isCppKeyword(llvm::StringRef name);
+
 /// Whether `name` is a C++ keyword or a name generated code must not shadow.
 bool isReservedName(llvm::StringRef name);
+
+/// Checks a namespace for generated code: identifiers separated by `::`
+/// (`models::gcn`), none a keyword or an identifier reserved to the
+/// implementation (`__x`, `_X`), and not `std`. Returns an empty string when
+/// it is valid, else why not.
+std::string checkCppNamespace(llvm::StringRef name);
 
 /// Unique C identifiers in one scope.
 class Namer {

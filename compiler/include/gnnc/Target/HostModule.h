@@ -3,11 +3,14 @@
 // Part of gnnc. The C++ and CUDA printers give a module the same host ABI
 // (docs/abi.md): an entry point `F(graphs, sizes, inputs, params, outputs,
 // workspace, training, seed)` and `F_workspace_bytes(graphs, sizes)` per
-// public host function, a parameter struct per distinct parameter list, a
-// Layout struct of workspace offsets, reflection tables, and a header that
-// declares it all. What differs (the graph types, the runtime namespace, a
-// trailing `cudaStream_t stream`, the ops themselves, the kernels) is a
-// HostABI and the hooks of HostFunctionPrinter and HostModulePrinter.
+// public host function, a parameter struct per distinct parameter list (an
+// empty one for functions without parameters), a saved-state struct
+// `F_Saved` per function with a saving forward `F.train` (with
+// `F_saved_bytes` and `F_saved_layout`), a Layout struct of workspace
+// offsets, reflection tables, and a header that declares it all. What differs
+// (the graph types, the runtime namespace, a trailing `cudaStream_t stream`,
+// the ops themselves, the kernels) is a HostABI and the hooks of
+// HostFunctionPrinter and HostModulePrinter.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +52,21 @@ struct ParamStruct {
   std::vector<std::vector<int64_t>> shapes;
 };
 
+struct HostFunc;
+
+/// The saved-state struct of a function F with a saving forward: one
+/// pointer per tensor that F.train saves (in the order of its results) and
+/// F.backward reads, named after F (`GCN_Saved`).
+struct SavedStruct {
+  std::string name;                // "GCN_Saved"
+  std::string bytesSymbol;         // "GCN_saved_bytes"
+  std::string layoutSymbol;        // "GCN_saved_layout"
+  std::vector<std::string> names;  // the gnn.saved names
+  std::vector<std::string> fields; // their C fields
+  std::vector<unsigned> results;   // their results of F.train
+  const HostFunc *train = nullptr; // F.train: graphs, sizes and shapes
+};
+
 /// One host function: its C names and ABI.
 struct HostFunc {
   mlir::func::FuncOp func;
@@ -58,18 +76,19 @@ struct HostFunc {
   /// C names of the size symbols (by symbol id).
   std::vector<std::string> symbolNames;
   struct Arg {
-    enum Kind { Graph, Input, Param } kind = Input;
+    enum Kind { Graph, Input, Param, Saved } kind = Input;
     std::string name;  // the C parameter name (graphs, inputs)
-    std::string field; // the struct field (parameters)
+    std::string field; // the struct field (parameters, saved tensors)
     gnn::GraphKind graphKind = gnn::GraphKind::graph;
   };
   std::vector<Arg> args;
   const ParamStruct *params = nullptr;
   struct Result {
-    std::string name;  // the C parameter name ("out", "grad_x")
-    std::string role;  // output, grad, saved
-    std::string field; // grads.<field> when packed
-    std::string of;    // grad_of / saved name
+    std::string name;       // the C parameter name ("out", "grad_x")
+    std::string role;       // output, grad, saved
+    std::string field;      // grads.<field> when packed
+    std::string savedField; // saved.<field> (a tensor F.train saves)
+    std::string of;         // grad_of / saved name
     /// The gradient of an input (not of a parameter) of a backward: the
     /// caller may pass null, and the ops that only it needs are skipped
     /// (only where HostABI::optionalInputGrads says so).
@@ -77,6 +96,23 @@ struct HostFunc {
   };
   std::vector<Result> results;
   bool packGrads = false;
+  /// The saved-state struct that F.train writes (after its outputs) and
+  /// F.backward reads (before argument `savedBefore`, its cotangent).
+  const SavedStruct *saved = nullptr;
+  int savedBefore = -1;
+
+  /// One group of the entry point's parameters before the workspace: a
+  /// graph or input argument (`index`: the argument), an explicit size
+  /// (`index`: the symbol), the parameter struct, an output (`index`: the
+  /// result), the saved-state struct or the gradient struct.
+  struct Part {
+    enum Kind { Graph, Size, Input, Params, Output, Saved, Grads };
+    Kind kind = Graph;
+    unsigned index = 0;
+  };
+  /// The parameters of the entry point in order, up to the workspace
+  /// (docs/abi.md, "Entry points").
+  std::vector<Part> entryParts() const;
 
   std::string symbolName(int s) const { return symbolNames[s]; }
 };
@@ -128,6 +164,9 @@ struct HostABI {
   std::string runtimeHeader;
   /// The extension of the generated source (".cpp", ".cu").
   std::string sourceExtension;
+  /// The memory the pointers of entry points point to, in documentation
+  /// ("memory", "device memory").
+  std::string bufferMemory = "memory";
 
   /// The parameter type of a graph of `kind` ("const gnnc::rt::Graph &").
   const std::string &graphTypeOf(gnn::GraphKind kind) const;
@@ -264,7 +303,10 @@ protected:
   std::string guardOf(mlir::Operation *op) const;
   /// The same for the results value `v` contributes to.
   std::string guardOfValue(mlir::Value v) const;
-  std::string valueName(mlir::Operation *op, mlir::Value result, unsigned ssa,
+  /// The name of `result` of `op`, whose .gnn location is `loc`; `last`:
+  /// no later op of the body comes from the same line.
+  std::string valueName(mlir::Operation *op, mlir::Value result,
+                        const SourceLoc &loc, bool last, unsigned ssa,
                         bool &meaningful);
 
   const HostABI &abi;
@@ -380,6 +422,14 @@ private:
   mlir::LogicalResult planFunction(HostFunc &f);
   void printHeader(CodeWriter &w);
   void printParamStruct(CodeWriter &w, const ParamStruct &p);
+  void printSavedStruct(CodeWriter &w, const SavedStruct &s);
+  /// The parameters of F_saved_bytes (and after `void *buffer`, of
+  /// F_saved_layout): F.train's graphs and explicit sizes. When `used` is
+  /// given, those not in it are commented out (a graph by its argument
+  /// index, an explicit size by the number of arguments plus its symbol).
+  std::vector<std::string> savedSizeParams(const SavedStruct &s,
+                                           const std::set<unsigned> *used);
+  void printSavedLayout(CodeWriter &w, const SavedStruct &s);
   void printDeclaration(CodeWriter &w, const HostFunc &f);
   void printReflection(CodeWriter &w);
   std::string tensorInfo(const std::string &name, const std::string &role,
@@ -389,6 +439,7 @@ private:
   std::vector<std::string> kernelOrder;
   llvm::StringMap<FunctionShapes> analyses;
   std::vector<std::unique_ptr<ParamStruct>> structs;
+  std::vector<std::unique_ptr<SavedStruct>> savedStructs;
   std::vector<std::unique_ptr<HostFunctionPrinter>> printers;
 };
 

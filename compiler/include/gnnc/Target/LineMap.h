@@ -65,7 +65,9 @@ struct LineMap {
   ///    "generated_to_source": {"x.cpp": {"<line>": {"file": "<file.gnn>",
   ///        "line": n}}},
   ///    "kernels": {"x.cpp": [[first, last], ...]}}
-  llvm::json::Value toJSON() const;
+  /// written with an indent of 2 and the keys of every object sorted, as
+  /// llvm::json prints a value; streamed, without building one.
+  void printJSON(llvm::raw_ostream &os) const;
 
   /// The side-by-side view: every line of each source file on the left,
   /// the generated lines from it on the right (`file:line  text`), in rows

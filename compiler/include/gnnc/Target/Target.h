@@ -94,6 +94,14 @@ mlir::LogicalResult writeFilesAtomically(
     const std::vector<std::pair<std::string, std::string>> &files,
     std::string &error);
 
+/// Writes `contents` to `path` through a temporary file beside it that
+/// replaces `path` only once it is complete: a failed or interrupted write
+/// leaves an existing `path` as it was. The directory must exist. Returns
+/// the error message on failure.
+mlir::LogicalResult writeFileAtomically(llvm::StringRef path,
+                                        llvm::StringRef contents,
+                                        std::string &error);
+
 /// What `gnnc --emit=cpp|cuda` and `gnnc --show-map` do after the pipeline.
 struct DriverOptions {
   TargetOptions target;

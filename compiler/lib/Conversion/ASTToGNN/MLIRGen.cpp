@@ -17,15 +17,19 @@
 
 #include "gnnc/Conversion/ASTToGNN/MLIRGen.h"
 #include "gnnc/Dialect/GNN/IR/GNN.h"
+#include "gnnc/Frontend/Lexer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
+#include <set>
 
 using namespace gnnc;
 using mlir::Value;
@@ -38,17 +42,68 @@ static std::string mlirTypeString(mlir::Type t) {
   return out;
 }
 
+DefineValue::DefineValue(double value) : number(value) {
+  if (std::isfinite(value) && std::trunc(value) == value &&
+      std::fabs(value) < 0x1p63) {
+    isInteger = true;
+    integer = static_cast<int64_t>(value);
+  }
+  text = llvm::formatv("{0}", value).str();
+}
+
+static bool isIdentifier(llvm::StringRef name) {
+  if (name.empty() || !(llvm::isAlpha(name.front()) || name.front() == '_'))
+    return false;
+  return llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
 bool gnnc::parseDefines(llvm::ArrayRef<std::string> defines,
                         MLIRGenOptions &options, DiagnosticEngine &diags,
                         llvm::StringRef fileName) {
   for (const std::string &define : defines) {
-    auto [name, value] = llvm::StringRef(define).split('=');
-    double number;
-    if (name.trim().empty() || value.trim().getAsDouble(number)) {
+    auto [rawName, rawValue] = llvm::StringRef(define).split('=');
+    llvm::StringRef name = rawName.trim(), text = rawValue.trim();
+    if (!isIdentifier(name) || text.empty()) {
       diags.reportFile(fileName, DiagID::err_bad_define, define);
       return false;
     }
-    options.defines[name.trim().str()] = number;
+    DefineValue value;
+    value.text = (name + "=" + text).str();
+    llvm::StringRef digits = text;
+    digits.consume_front("-") || digits.consume_front("+");
+    if (!digits.empty() && llvm::all_of(digits, llvm::isDigit)) {
+      // An integer literal is exact or an error, never rounded.
+      llvm::StringRef literal = text;
+      literal.consume_front("+");
+      if (literal.getAsInteger(10, value.integer)) {
+        diags.reportFile(fileName, DiagID::err_define_out_of_range, define,
+                         text);
+        return false;
+      }
+      value.isInteger = true;
+      value.number = static_cast<double>(value.integer);
+    } else {
+      if (text.getAsDouble(value.number)) {
+        diags.reportFile(fileName, DiagID::err_bad_define, define);
+        return false;
+      }
+      if (!std::isfinite(value.number)) {
+        diags.reportFile(fileName, DiagID::err_define_not_finite, define);
+        return false;
+      }
+      if (std::trunc(value.number) == value.number &&
+          std::fabs(value.number) <= 0x1p53) {
+        value.isInteger = true;
+        value.integer = static_cast<int64_t>(value.number);
+      }
+    }
+    auto [it, inserted] = options.defines.emplace(name.str(), value);
+    if (!inserted) {
+      diags.reportFile(fileName, DiagID::err_define_twice, name,
+                       it->second.text, value.text);
+      return false;
+    }
   }
   return true;
 }
@@ -115,6 +170,12 @@ private:
   // Functions.
   EmittedFunction *emitFunction(const Definition &def, const HEnv &env,
                                 const std::string &name);
+  bool checkDefineNames(const MLIRGenOptions &options);
+  /// `in_dim = 5, heads = 8`: the int hyper-parameters that `dims` mention.
+  std::string hyperParamValues(llvm::ArrayRef<Dim> dims) const;
+  /// Where to report bad dimensions: the declaration of the first
+  /// hyper-parameter they mention, else the definition.
+  llvm::SMLoc dimLoc(llvm::ArrayRef<Dim> dims) const;
   bool bindHyperParams(const Definition &def, llvm::ArrayRef<Arg> args,
                        const HEnv &callerEnv, HEnv &env, llvm::SMLoc loc);
   std::optional<Const> evalConst(const Expr &expr, const HEnv &env);
@@ -172,6 +233,8 @@ private:
   std::map<std::string, const Definition *> defs;
   std::map<std::string, EmittedFunction> emitted;
   int64_t nextSeed = 1;
+  /// (function, dimension) pairs already reported as invalid.
+  std::set<std::pair<std::string, std::string>> reportedDims;
 
   // State of the function being emitted.
   struct FunctionState {
@@ -242,17 +305,55 @@ g::Domain MLIRGenImpl::toDomain(Domain d) {
 
 int64_t MLIRGenImpl::dimValue(const Dim &d) {
   std::optional<Dim> concrete = d.substitute(fn->dims);
-  if (concrete)
-    if (std::optional<int64_t> c = concrete->getConstant())
-      return *c;
-  return mlir::ShapedType::kDynamic;
+  // Every int hyper-parameter has a value here: what stays symbolic is a
+  // graph size, and a failed substitution an overflow. A bad dimension is
+  // reported and then taken as 1, so that the types built until the error
+  // ends the lowering stay valid.
+  if (!concrete) {
+    if (reportedDims.insert({fn->name, d.str()}).second)
+      diags.report(dimLoc(d), DiagID::err_dim_value_overflow, d.str(), fn->name,
+                   hyperParamValues(d));
+    return 1;
+  }
+  std::optional<int64_t> c = concrete->getConstant();
+  if (!c)
+    return mlir::ShapedType::kDynamic;
+  if (*c <= 0) {
+    if (reportedDims.insert({fn->name, d.str()}).second)
+      diags.report(dimLoc(d), DiagID::err_dim_value_not_positive, d.str(),
+                   fn->name, *c, hyperParamValues(d));
+    return 1;
+  }
+  return *c;
 }
 
 g::DomainTensorType MLIRGenImpl::tensorType(const ValueType &t,
                                             g::Domain domain) {
   llvm::SmallVector<int64_t> shape;
-  for (const Dim &d : t.shape)
-    shape.push_back(dimValue(d));
+  // The bytes of the sizes known at compile time must leave room for the
+  // graph's: at most 2^62.
+  int64_t bytes = t.elem == ElemType::F64 || t.elem == ElemType::I64 ||
+                          t.elem == ElemType::WeakInt
+                      ? 8
+                      : 4;
+  bool tooLarge = false;
+  for (const Dim &d : t.shape) {
+    int64_t value = dimValue(d);
+    shape.push_back(value);
+    if (mlir::ShapedType::isDynamic(value))
+      continue;
+    tooLarge |= __builtin_mul_overflow(bytes, value, &bytes) ||
+                bytes > (int64_t(1) << 62);
+  }
+  if (tooLarge) {
+    std::vector<std::string> dims;
+    for (const Dim &d : t.shape)
+      dims.push_back(d.str());
+    std::string shapeText = llvm::join(dims, ", ");
+    if (reportedDims.insert({fn->name, "[" + shapeText + "]"}).second)
+      diags.report(dimLoc(t.shape), DiagID::err_tensor_too_large, shapeText,
+                   fn->name, hyperParamValues(t.shape));
+  }
   return g::DomainTensorType::get(&context, domain, shape, elemType(t.elem));
 }
 
@@ -262,7 +363,10 @@ g::DomainTensorType MLIRGenImpl::tensorType(const ValueType &t,
 
 mlir::OwningOpRef<mlir::ModuleOp>
 MLIRGenImpl::run(const MLIRGenOptions &options) {
-  module = mlir::ModuleOp::create(builder.getUnknownLoc());
+  // Owned here, so that every error return frees what was built.
+  mlir::OwningOpRef<mlir::ModuleOp> owned =
+      mlir::ModuleOp::create(builder.getUnknownLoc());
+  module = *owned;
   for (const auto &def : ast.definitions)
     defs[def->name.name] = def.get();
 
@@ -270,6 +374,8 @@ MLIRGenImpl::run(const MLIRGenOptions &options) {
     diags.reportFile(ast.fileName, DiagID::err_unknown_entry, options.entry);
     return nullptr;
   }
+  if (!checkDefineNames(options))
+    return nullptr;
   for (const auto &def : ast.definitions) {
     if (!options.entry.empty() && def->name.name != options.entry)
       continue;
@@ -278,10 +384,16 @@ MLIRGenImpl::run(const MLIRGenOptions &options) {
     for (const HyperParam &hp : def->hyperParams) {
       auto define = options.defines.find(hp.name.name);
       if (define != options.defines.end()) {
+        const DefineValue &value = define->second;
+        if (!hp.isFloat && !value.isInteger) {
+          diags.report(hp.name.loc, DiagID::err_define_not_int, hp.name.name,
+                       value.text);
+          return nullptr;
+        }
         Const c;
         c.isFloat = hp.isFloat;
-        c.f = define->second;
-        c.i = static_cast<int64_t>(define->second);
+        c.f = value.number;
+        c.i = value.integer;
         env[hp.name.name] = c;
         continue;
       }
@@ -304,13 +416,66 @@ MLIRGenImpl::run(const MLIRGenOptions &options) {
     if (!emitFunction(*def, env, def->name.name))
       return nullptr;
   }
-  if (diags.hadError())
+  if (diags.hadError() || mlir::failed(mlir::verify(module)))
     return nullptr;
-  if (mlir::failed(mlir::verify(module))) {
-    module->erase();
-    return nullptr;
+  return owned;
+}
+
+bool MLIRGenImpl::checkDefineNames(const MLIRGenOptions &options) {
+  // The hyper-parameters a define may set: those of the entry, else of every
+  // top-level definition.
+  std::map<std::string, const HyperParam *> known;
+  for (const auto &def : ast.definitions)
+    if (options.entry.empty() || def->name.name == options.entry)
+      for (const HyperParam &hp : def->hyperParams)
+        known.emplace(hp.name.name, &hp);
+  for (const auto &[name, value] : options.defines) {
+    if (known.count(name))
+      continue;
+    const HyperParam *closest = nullptr;
+    unsigned best = std::max<unsigned>(2, name.size() / 3) + 1;
+    for (const auto &[candidate, hp] : known) {
+      unsigned distance = llvm::StringRef(name).edit_distance(
+          candidate, /*AllowReplacements=*/true, best);
+      if (distance < best) {
+        best = distance;
+        closest = hp;
+      }
+    }
+    std::string what =
+        options.entry.empty()
+            ? "no layer or model has a hyper-parameter '" + name + "'"
+            : "'" + options.entry + "' has no hyper-parameter '" + name + "'";
+    std::string hint =
+        closest ? "; did you mean '" + closest->name.name + "'?" : "";
+    diags.reportFile(ast.fileName, DiagID::err_define_unknown, value.text, what,
+                     hint);
+    if (closest)
+      diags.report(closest->name.loc, DiagID::note_define_suggestion,
+                   closest->name.name);
+    return false;
   }
-  return module;
+  return true;
+}
+
+std::string MLIRGenImpl::hyperParamValues(llvm::ArrayRef<Dim> dims) const {
+  std::vector<std::string> parts;
+  for (const auto &entry : fn->env) {
+    const std::string &name = entry.first;
+    if (!entry.second.isFloat &&
+        llvm::any_of(dims, [&](const Dim &d) { return d.mentions(name); }))
+      parts.push_back(name + " = " + std::to_string(entry.second.i));
+  }
+  return parts.empty() ? std::string("its literal sizes")
+                       : llvm::join(parts, ", ");
+}
+
+llvm::SMLoc MLIRGenImpl::dimLoc(llvm::ArrayRef<Dim> dims) const {
+  for (const HyperParam &hp : fn->def->hyperParams)
+    if (llvm::any_of(dims,
+                     [&](const Dim &d) { return d.mentions(hp.name.name); }))
+      return hp.name.loc;
+  return fn->def->loc;
 }
 
 std::optional<Const> MLIRGenImpl::evalConst(const Expr &expr, const HEnv &env) {
@@ -672,7 +837,7 @@ bool MLIRGenImpl::lowerStmt(const Stmt &stmt) {
     std::optional<Const> count = evalConst(*s.count, fn->env);
     if (!count || count->isFloat)
       return fail(s.count->getLoc(), "a trip count that is not a constant");
-    constexpr int64_t maxUnroll = 4096;
+    constexpr int64_t maxUnroll = FrontendLimits::maxUnroll;
     if (count->i > maxUnroll) {
       diags.report(s.count->getLoc(), DiagID::err_unroll_limit,
                    std::to_string(count->i), std::to_string(maxUnroll));

@@ -6,6 +6,8 @@
 
 #include "gnnc/Target/CodeWriter.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -146,9 +148,8 @@ std::string gnnc::target::cIdentifier(llvm::StringRef name) {
   return out;
 }
 
-bool gnnc::target::isReservedName(llvm::StringRef name) {
-  static const llvm::StringSet<> reserved = {
-      // C++ keywords and alternative tokens.
+bool gnnc::target::isCppKeyword(llvm::StringRef name) {
+  static const llvm::StringSet<> keywords = {
       "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
       "bool", "break", "case", "catch", "char", "char8_t", "char16_t",
       "char32_t", "class", "compl", "concept", "const", "consteval",
@@ -162,14 +163,54 @@ bool gnnc::target::isReservedName(llvm::StringRef name) {
       "static", "static_assert", "static_cast", "struct", "switch", "template",
       "this", "thread_local", "throw", "true", "try", "typedef", "typeid",
       "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
-      "wchar_t", "while", "xor", "xor_eq",
-      // Names generated code refers to.
-      "std", "rt", "gnnc", "int64_t", "uint64_t", "size_t", "memcpy", "main",
-      "NULL", "workspace", "training", "seed", "params", "grads", "layout",
-      "ws", "status", "s", "a", "dims", "at", "total"};
-  return reserved.contains(name) || name.starts_with("__") ||
+      "wchar_t", "while", "xor", "xor_eq"};
+  return keywords.contains(name);
+}
+
+static bool isImplementationReserved(llvm::StringRef name) {
+  return name.contains("__") ||
          (name.size() > 1 && name[0] == '_' &&
           std::isupper(static_cast<unsigned char>(name[1])));
+}
+
+bool gnnc::target::isReservedName(llvm::StringRef name) {
+  // Names generated code refers to.
+  static const llvm::StringSet<> generated = {
+      "std",       "rt",       "gnnc",   "int64_t", "uint64_t", "size_t",
+      "memcpy",    "main",     "NULL",   "workspace", "training", "seed",
+      "params",    "grads",    "layout", "ws",      "status",   "s",
+      "a",         "dims",     "at",     "total"};
+  return isCppKeyword(name) || generated.contains(name) ||
+         name.starts_with("__") ||
+         (name.size() > 1 && name[0] == '_' &&
+          std::isupper(static_cast<unsigned char>(name[1])));
+}
+
+std::string gnnc::target::checkCppNamespace(llvm::StringRef name) {
+  if (name.empty())
+    return "it is empty";
+  llvm::SmallVector<llvm::StringRef> parts;
+  name.split(parts, "::");
+  for (llvm::StringRef part : parts) {
+    bool identifier =
+        !part.empty() &&
+        (std::isalpha(static_cast<unsigned char>(part[0])) || part[0] == '_') &&
+        llvm::all_of(part, [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        });
+    if (!identifier)
+      return "it must be C++ identifiers separated by '::' (letters, digits "
+             "and '_', not starting with a digit)";
+    if (isCppKeyword(part))
+      return "'" + part.str() + "' is a C++ keyword";
+    if (isImplementationReserved(part))
+      return "'" + part.str() +
+             "' is reserved to the C++ implementation (it contains '__' or "
+             "starts with '_' and a capital)";
+  }
+  if (parts.front() == "std")
+    return "the namespace 'std' belongs to the C++ standard library";
+  return "";
 }
 
 std::string Namer::unique(llvm::StringRef base, llvm::StringRef hint) {

@@ -92,6 +92,39 @@ LogicalResult gnnc::target::writeFilesAtomically(
   return success();
 }
 
+LogicalResult gnnc::target::writeFileAtomically(llvm::StringRef path,
+                                                llvm::StringRef contents,
+                                                std::string &error) {
+  namespace fs = llvm::sys::fs;
+  if (fs::is_directory(path)) {
+    error = "is a directory";
+    return failure();
+  }
+  llvm::Expected<fs::TempFile> temp =
+      fs::TempFile::create(path + "-%%%%%%.tmp");
+  if (!temp) {
+    error = llvm::toString(temp.takeError());
+    return failure();
+  }
+  {
+    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
+    os << contents;
+    os.flush();
+    if (os.has_error()) {
+      error = os.error().message();
+      os.clear_error();
+      llvm::consumeError(temp->discard());
+      return failure();
+    }
+  }
+  if (llvm::Error e = temp->keep(path)) {
+    error = llvm::toString(std::move(e));
+    llvm::consumeError(temp->discard());
+    return failure();
+  }
+  return success();
+}
+
 unsigned gnnc::target::defaultTerminalWidth() {
   if (const char *columns = std::getenv("COLUMNS")) {
     char *end = nullptr;
@@ -134,7 +167,8 @@ int gnnc::target::runTargetDriver(KernelTarget &target, ModuleOp module,
     out.emplace_back(f.name, f.contents);
   std::string json;
   llvm::raw_string_ostream js(json);
-  js << llvm::formatv("{0:2}", map.toJSON()) << "\n";
+  map.printJSON(js);
+  js << "\n";
   js.flush();
   out.emplace_back(options.target.stem + ".gnnmap.json", json);
   std::string error;

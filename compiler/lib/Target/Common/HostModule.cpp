@@ -9,6 +9,7 @@
 #include "gnnc/Target/PrinterSupport.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <algorithm>
@@ -83,6 +84,41 @@ gnnc::target::symbolSource(const SizeSymbol &s, const HostFunc &f,
   return "0";
 }
 
+std::vector<HostFunc::Part> HostFunc::entryParts() const {
+  std::vector<Part> parts;
+  for (auto [i, a] : llvm::enumerate(args))
+    if (a.kind == Arg::Graph)
+      parts.push_back({Part::Graph, static_cast<unsigned>(i)});
+  for (int s : shapes->explicitSymbols())
+    parts.push_back({Part::Size, static_cast<unsigned>(s)});
+  for (auto [i, a] : llvm::enumerate(args)) {
+    if (saved && savedBefore == static_cast<int>(i))
+      parts.push_back({Part::Saved});
+    if (a.kind == Arg::Input)
+      parts.push_back({Part::Input, static_cast<unsigned>(i)});
+  }
+  if (params)
+    parts.push_back({Part::Params});
+  for (auto [r, res] : llvm::enumerate(results))
+    if (res.field.empty() && res.savedField.empty())
+      parts.push_back({Part::Output, static_cast<unsigned>(r)});
+  if (saved && savedBefore < 0)
+    parts.push_back({Part::Saved});
+  if (packGrads)
+    parts.push_back({Part::Grads});
+  return parts;
+}
+
+/// Where a result is written: its pointer argument, or a field of the
+/// gradient or saved-state struct.
+static std::string resultExpr(const HostFunc::Result &r) {
+  if (!r.field.empty())
+    return "grads." + r.field;
+  if (!r.savedField.empty())
+    return "saved." + r.savedField;
+  return r.name;
+}
+
 //===----------------------------------------------------------------------===//
 // Host functions
 //===----------------------------------------------------------------------===//
@@ -107,21 +143,12 @@ std::string HostFunctionPrinter::kernelGraph(Value g) {
 }
 
 std::string HostFunctionPrinter::valueName(Operation *op, Value result,
+                                           const SourceLoc &loc, bool last,
                                            unsigned ssa, bool &meaningful) {
   meaningful = false;
-  SourceLoc loc = primaryLoc(op->getLoc());
   StringRef text = sources.line(loc.file, loc.line);
   // The last op of an assignment's line computes the assigned variable.
   if (loc) {
-    bool last = true;
-    for (Operation *next = op->getNextNode(); next && last;
-         next = next->getNextNode()) {
-      if (isa<func::ReturnOp>(next))
-        break;
-      if (primaryLoc(next->getLoc()).line == loc.line &&
-          primaryLoc(next->getLoc()).file == loc.file)
-        last = false;
-    }
     auto [name, isAttribute] = nameAt(text, loc.column);
     if (isAttribute) {
       meaningful = true;
@@ -166,6 +193,8 @@ LogicalResult HostFunctionPrinter::plan() {
   for (const std::string &s : f.symbolNames)
     if (!s.empty())
       namer.reserve(s);
+  if (f.saved)
+    namer.reserve("saved");
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
     HostFunc::Arg &a = f.args[i];
     Storage s;
@@ -173,6 +202,10 @@ LogicalResult HostFunctionPrinter::plan() {
       s.kind = Storage::Arg;
       s.name = "params." + a.field;
       s.isConst = false;
+    } else if (a.kind == HostFunc::Arg::Saved) {
+      s.kind = Storage::Arg;
+      s.name = "saved." + a.field;
+      s.isConst = true;
     } else if (a.kind == HostFunc::Arg::Graph) {
       s.kind = Storage::Graph;
       s.name = a.name;
@@ -216,13 +249,34 @@ LogicalResult HostFunctionPrinter::plan() {
       last = std::max(last, position[&op]);
     }
   }
+  // The .gnn location of every op, and whether no later op of the body
+  // (before the return) comes from the same line.
+  std::vector<SourceLoc> locs;
+  std::vector<bool> lastOfLine;
+  {
+    std::set<std::pair<std::string, unsigned>> later;
+    for (Operation &op : llvm::reverse(body)) {
+      if (isa<func::ReturnOp>(op)) {
+        later.clear();
+        locs.emplace_back();
+        lastOfLine.push_back(true);
+        continue;
+      }
+      locs.push_back(primaryLoc(op.getLoc()));
+      const SourceLoc &loc = locs.back();
+      lastOfLine.push_back(later.insert({loc.file, loc.line}).second);
+    }
+    std::reverse(locs.begin(), locs.end());
+    std::reverse(lastOfLine.begin(), lastOfLine.end());
+  }
   unsigned ssa = 0;
   DenseMap<Value, std::pair<std::string, bool>> base;
   DenseMap<Value, unsigned> number;
-  for (Operation &op : body)
+  for (auto [i, op] : llvm::enumerate(body))
     for (Value r : op.getResults()) {
       bool meaningful = false;
-      std::string name = valueName(&op, r, ssa, meaningful);
+      std::string name =
+          valueName(&op, r, locs[i], lastOfLine[i], ssa, meaningful);
       base[r] = {name, meaningful};
       number[r] = ssa++;
     }
@@ -343,8 +397,7 @@ LogicalResult HostFunctionPrinter::plan() {
       }
       if (auto it = placed.find(r); it != placed.end()) {
         s.kind = Storage::Output;
-        const HostFunc::Result &res = f.results[it->second];
-        s.name = res.field.empty() ? res.name : "grads." + res.field;
+        s.name = resultExpr(f.results[it->second]);
         storage[r] = s;
         continue;
       }
@@ -378,6 +431,8 @@ void HostFunctionPrinter::kernelArgNames(
         name = name.substr(7);
       if (StringRef(name).starts_with("grads."))
         name = "grad_" + name.substr(6);
+      if (StringRef(name).starts_with("saved."))
+        name = "saved_" + name.substr(6);
       it->second.argNames.push_back(name);
     }
     for (Value v : launch.getResults()) {
@@ -385,6 +440,8 @@ void HostFunctionPrinter::kernelArgNames(
       std::string name = s != storage.end() ? s->second.name : "out";
       if (StringRef(name).starts_with("grads."))
         name = "grad_" + name.substr(6);
+      if (StringRef(name).starts_with("saved."))
+        name = "saved_" + name.substr(6);
       it->second.argNames.push_back(name);
     }
   });
@@ -638,37 +695,35 @@ LogicalResult HostFunctionPrinter::printCall(func::CallOp call, CodeWriter &w,
   for (int s : callee.shapes->liveSymbols())
     layoutArgs += (layoutArgs.empty() ? "" : ", ") + dim(calleeSyms[s]);
   addSlot(wsName, callee.symbol + "_Layout(" + layoutArgs + ").total", call);
-  std::vector<std::string> args;
-  for (auto [i, operand] : llvm::enumerate(call.getOperands()))
-    if (callee.args[i].kind == HostFunc::Arg::Graph)
-      args.push_back(graph(operand));
-  for (int s : callee.shapes->explicitSymbols())
-    args.push_back(dim(calleeSyms[s]));
-  std::vector<std::string> paramPtrs;
+  // A pointer of a struct (a float *) from an operand or result.
+  auto mutablePtr = [&](Value v) {
+    return storage[v].isConst ? "const_cast<float *>(" + ptr(v) + ")" : ptr(v);
+  };
+  std::vector<std::string> paramPtrs, gradPtrs(callee.params->fields.size()),
+      savedPtrs(callee.saved ? callee.saved->fields.size() : 0);
+  auto savedIndex = [&](const std::string &field) {
+    auto &fields = callee.saved->fields;
+    return std::find(fields.begin(), fields.end(), field) - fields.begin();
+  };
   for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
     const HostFunc::Arg &a = callee.args[i];
-    if (a.kind == HostFunc::Arg::Input)
-      args.push_back(ptr(operand));
     if (a.kind == HostFunc::Arg::Param)
-      paramPtrs.push_back(storage[operand].isConst
-                              ? "const_cast<float *>(" + ptr(operand) + ")"
-                              : ptr(operand));
+      paramPtrs.push_back(mutablePtr(operand));
+    if (a.kind == HostFunc::Arg::Saved)
+      savedPtrs[savedIndex(a.field)] = mutablePtr(operand);
   }
-  if (callee.params) {
-    std::string list = "{";
-    for (auto [i, p] : llvm::enumerate(paramPtrs))
-      list += (i ? ", " : "") + p;
-    args.push_back(callee.params->name + list + "}");
-  }
-  std::vector<std::string> gradPtrs(callee.params ? callee.params->fields.size()
-                                                  : 0);
   std::string callGuard = guardOf(call);
+  std::vector<std::string> resultPtrs(call.getNumResults());
   for (auto [r, result] : llvm::enumerate(call.getResults())) {
     const HostFunc::Result &res = callee.results[r];
     if (!res.field.empty()) {
       for (auto [k, field] : llvm::enumerate(callee.params->fields))
         if (field == res.field)
           gradPtrs[k] = ptr(result);
+      continue;
+    }
+    if (!res.savedField.empty()) {
+      savedPtrs[savedIndex(res.savedField)] = ptr(result);
       continue;
     }
     std::string p = unread(r) ? "nullptr" : ptr(result);
@@ -678,13 +733,36 @@ LogicalResult HostFunctionPrinter::printCall(func::CallOp call, CodeWriter &w,
     if (!unread(r) && !guard.empty() && guard != callGuard &&
         storage[result].kind == Storage::Buffer)
       p = "(" + guard + ") ? " + p + " : nullptr";
-    args.push_back(p);
+    resultPtrs[r] = p;
   }
-  if (callee.packGrads) {
-    std::string list = "{";
-    for (auto [i, p] : llvm::enumerate(gradPtrs))
-      list += (i ? ", " : "") + p;
-    args.push_back(callee.params->name + list + "}");
+  std::vector<std::string> args;
+  for (const HostFunc::Part &part : callee.entryParts()) {
+    switch (part.kind) {
+    case HostFunc::Part::Graph:
+      args.push_back(graph(call.getOperand(part.index)));
+      break;
+    case HostFunc::Part::Size:
+      args.push_back(dim(calleeSyms[part.index]));
+      break;
+    case HostFunc::Part::Input:
+      args.push_back(ptr(call.getOperand(part.index)));
+      break;
+    case HostFunc::Part::Params:
+      args.push_back(callee.params->name + "{" + llvm::join(paramPtrs, ", ") +
+                     "}");
+      break;
+    case HostFunc::Part::Output:
+      args.push_back(resultPtrs[part.index]);
+      break;
+    case HostFunc::Part::Saved:
+      args.push_back(callee.saved->name + "{" + llvm::join(savedPtrs, ", ") +
+                     "}");
+      break;
+    case HostFunc::Part::Grads:
+      args.push_back(callee.params->name + "{" + llvm::join(gradPtrs, ", ") +
+                     "}");
+      break;
+    }
   }
   args.push_back("rt::wsBytes(workspace, layout." + wsName + ")");
   args.push_back("training");
@@ -729,8 +807,7 @@ LogicalResult HostFunctionPrinter::print(CodeWriter &w) {
         if (!copyResult[i])
           continue;
         const HostFunc::Result &r = f.results[i];
-        std::string copy = copyStatement(
-            ptr(v), r.field.empty() ? r.name : "grads." + r.field, numel(v));
+        std::string copy = copyStatement(ptr(v), resultExpr(r), numel(v));
         if (r.optional) {
           body.line("if (" + r.name + ")");
           body.indent();
@@ -907,29 +984,52 @@ LogicalResult HostFunctionPrinter::print(CodeWriter &w) {
   writeLocationComment(w, sources, {home});
   std::string signature = "rt::Status " + f.symbol + "(";
   std::vector<std::string> params;
-  for (auto [i, a] : llvm::enumerate(f.args))
-    if (a.kind == HostFunc::Arg::Graph)
-      params.push_back(abi.graphTypeOf(a.graphKind) +
-                       (usedGraphs.count(i) ? a.name : "/*" + a.name + "*/"));
-  for (int s : shapes.explicitSymbols())
-    params.push_back("int64_t " + f.symbolName(s));
-  bool usesParams = false;
+  bool usesParams = false, usesSaved = false;
   for (auto [i, a] : llvm::enumerate(f.args)) {
     bool used = isUsed(func.getArgument(i));
-    if (a.kind == HostFunc::Arg::Input)
-      params.push_back(std::string(used ? "" : "[[maybe_unused]] ") +
-                       "const float *" + a.name);
     if (a.kind == HostFunc::Arg::Param)
       usesParams = usesParams || used;
+    if (a.kind == HostFunc::Arg::Saved)
+      usesSaved = usesSaved || used;
   }
-  if (f.params)
-    params.push_back(std::string(usesParams ? "" : "[[maybe_unused]] ") +
-                     "const " + f.params->name + " &params");
   for (const HostFunc::Result &r : f.results)
-    if (r.field.empty())
-      params.push_back("float *" + r.name);
-  if (f.packGrads)
-    params.push_back("const " + f.params->name + " &grads");
+    usesSaved = usesSaved || !r.savedField.empty();
+  auto unusedIf = [](bool unused) {
+    return std::string(unused ? "[[maybe_unused]] " : "");
+  };
+  for (const HostFunc::Part &part : f.entryParts()) {
+    switch (part.kind) {
+    case HostFunc::Part::Graph: {
+      const HostFunc::Arg &a = f.args[part.index];
+      params.push_back(
+          abi.graphTypeOf(a.graphKind) +
+          (usedGraphs.count(part.index) ? a.name : "/*" + a.name + "*/"));
+      break;
+    }
+    case HostFunc::Part::Size:
+      params.push_back("int64_t " + f.symbolName(part.index));
+      break;
+    case HostFunc::Part::Input:
+      params.push_back(unusedIf(!isUsed(func.getArgument(part.index))) +
+                       "const float *" + f.args[part.index].name);
+      break;
+    case HostFunc::Part::Params:
+      params.push_back(unusedIf(!usesParams) + "const " + f.params->name +
+                       " &params");
+      break;
+    case HostFunc::Part::Output:
+      params.push_back("float *" + f.results[part.index].name);
+      break;
+    case HostFunc::Part::Saved:
+      params.push_back(unusedIf(!usesSaved) + "const " + f.saved->name +
+                       " &saved");
+      break;
+    case HostFunc::Part::Grads:
+      params.push_back(unusedIf(f.params->fields.empty()) + "const " +
+                       f.params->name + " &grads");
+      break;
+    }
+  }
   params.push_back(std::string(usesWorkspace ? "" : "[[maybe_unused]] ") +
                    "void *workspace");
   params.push_back(std::string(usesTraining ? "" : "[[maybe_unused]] ") +
@@ -990,8 +1090,17 @@ LogicalResult HostFunctionPrinter::print(CodeWriter &w) {
 //===----------------------------------------------------------------------===//
 
 static TargetOptions withDefaultNamespace(TargetOptions options) {
-  if (options.cppNamespace.empty())
-    options.cppNamespace = cIdentifier(options.stem);
+  if (!options.cppNamespace.empty())
+    return options;
+  // The file stem, made a valid namespace: `int.gnn` and `std.gnn` print
+  // into `gnn_int` and `gnn_std`.
+  std::string name = cIdentifier(options.stem);
+  if (!checkCppNamespace(name).empty()) {
+    while (name.find("__") != std::string::npos)
+      name.replace(name.find("__"), 2, "_");
+    name = (name.front() == '_' ? "gnn" : "gnn_") + name;
+  }
+  options.cppNamespace = name;
   return options;
 }
 
@@ -1067,7 +1176,8 @@ LogicalResult HostModulePrinter::collect() {
     hosts.push_back(std::move(f));
   }
   // Parameter structs: one per distinct parameter list, named after the
-  // shortest function that has it.
+  // shortest function that has it; functions without parameters share an
+  // empty one, so that every entry point takes a struct.
   std::map<std::string, std::vector<HostFunc *>> byParams;
   std::map<HostFunc *, std::string> keyOf;
   for (auto &f : hosts) {
@@ -1080,8 +1190,6 @@ LogicalResult HostModulePrinter::collect() {
         os << p.getValue() << ":" << f->func.getArgument(i).getType() << ":"
            << (init ? init.getValue() : "") << ";";
       }
-    if (key.empty())
-      continue;
     keyOf[f.get()] = key;
     byParams[key].push_back(f.get());
   }
@@ -1120,6 +1228,42 @@ LogicalResult HostModulePrinter::collect() {
   for (auto &f : hosts)
     if (auto it = keyOf.find(f.get()); it != keyOf.end())
       f->params = structOf[it->second];
+  // Saved-state structs: one per F.train, named after F, with a field per
+  // result that F.train saves; F.backward reads the same struct.
+  std::map<std::string, SavedStruct *> savedOf; // by F's IR name
+  for (auto &f : hosts) {
+    auto of = f->func->getAttrOfType<FlatSymbolRefAttr>(gnn::kTrainOfAttrName);
+    if (!of)
+      continue;
+    auto forward = byName.find(of.getValue().str());
+    std::string stem = forward != byName.end() ? forward->second->symbol
+                                               : cIdentifier(of.getValue());
+    auto saved = std::make_unique<SavedStruct>();
+    saved->name = moduleNames.unique(stem + "_Saved");
+    saved->bytesSymbol = moduleNames.unique(stem + "_saved_bytes");
+    saved->layoutSymbol = moduleNames.unique(stem + "_saved_layout");
+    saved->train = f.get();
+    Namer fields;
+    for (StringRef member : {"get", "set", "kNumSaved", "kNames"})
+      fields.reserve(member);
+    for (unsigned r = 0; r < f->func.getNumResults(); ++r)
+      if (auto name =
+              f->func.getResultAttrOfType<StringAttr>(r, gnn::kSavedAttrName)) {
+        saved->names.push_back(name.getValue().str());
+        saved->fields.push_back(fields.unique(name.getValue()));
+        saved->results.push_back(r);
+      }
+    f->saved = saved.get();
+    savedOf[of.getValue().str()] = saved.get();
+    savedStructs.push_back(std::move(saved));
+  }
+  for (auto &f : hosts) {
+    auto of =
+        f->func->getAttrOfType<FlatSymbolRefAttr>(gnn::kBackwardOfAttrName);
+    if (!of || !savedOf.count(of.getValue().str()))
+      continue;
+    f->saved = savedOf[of.getValue().str()];
+  }
   for (auto &f : hosts)
     if (failed(planFunction(*f)))
       return failure();
@@ -1129,6 +1273,13 @@ LogicalResult HostModulePrinter::collect() {
 LogicalResult HostModulePrinter::planFunction(HostFunc &f) {
   func::FuncOp func = f.func;
   Namer names;
+  if (f.saved)
+    names.reserve("saved");
+  auto savedField = [&](StringAttr name) -> std::string {
+    const std::vector<std::string> &list = f.saved->names;
+    auto it = std::find(list.begin(), list.end(), name.getValue().str());
+    return it == list.end() ? "" : f.saved->fields[it - list.begin()];
+  };
   // Arguments.
   unsigned paramIndex = 0;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
@@ -1148,13 +1299,26 @@ LogicalResult HostModulePrinter::planFunction(HostFunc &f) {
         return func.emitError(abi.printer() + " supports f32 tensors only");
       a.kind = HostFunc::Arg::Input;
       auto saved = func.getArgAttrOfType<StringAttr>(i, gnn::kSavedAttrName);
-      std::string base = name    ? name.getValue().str()
-                         : saved ? "saved_" + saved.getValue().str()
-                                 : "arg" + std::to_string(i);
-      a.name = names.unique(cIdentifier(base));
+      if (saved && f.saved) {
+        a.kind = HostFunc::Arg::Saved;
+        a.field = savedField(saved);
+        if (a.field.empty())
+          return func.emitError("saved value '")
+                 << saved.getValue() << "' is not saved by @"
+                 << func::FuncOp(f.saved->train->func).getName();
+      } else {
+        std::string base = name    ? name.getValue().str()
+                           : saved ? "saved_" + saved.getValue().str()
+                                   : "arg" + std::to_string(i);
+        a.name = names.unique(cIdentifier(base));
+      }
     }
     f.args.push_back(a);
   }
+  // F.backward reads the saved-state struct before its cotangent (its last
+  // argument); F.train writes it after its outputs.
+  if (f.saved && f.saved->train != &f && !f.args.empty())
+    f.savedBefore = static_cast<int>(f.args.size()) - 1;
   // Size symbols (the live ones are all a printer uses).
   int maxSymbol = -1;
   for (int s : f.shapes->liveSymbols())
@@ -1195,6 +1359,8 @@ LogicalResult HostModulePrinter::planFunction(HostFunc &f) {
       res.role = "saved";
       res.of = saved.getValue().str();
       res.name = "saved_" + cIdentifier(saved.getValue());
+      if (f.saved)
+        res.savedField = savedField(saved);
     } else {
       res.role = "output";
       res.name = name ? cIdentifier(name.getValue())
@@ -1206,7 +1372,8 @@ LogicalResult HostModulePrinter::planFunction(HostFunc &f) {
   for (auto &[path, r] : gradOfParam)
     if (r < 0)
       pack = false;
-  if (pack && !gradOfParam.empty()) {
+  // A backward takes a gradient struct even when it has no parameters.
+  if (pack && (!gradOfParam.empty() || f.kind == "backward")) {
     f.packGrads = true;
     for (auto [k, path] : llvm::enumerate(f.params->paths))
       f.results[gradOfParam[path]].field = f.params->fields[k];
@@ -1226,7 +1393,32 @@ LogicalResult HostModulePrinter::planFunction(HostFunc &f) {
 }
 
 void HostModulePrinter::printParamStruct(CodeWriter &w, const ParamStruct &p) {
-  w.line("/// The parameters of " + p.name.substr(0, p.name.size() - 7) +
+  std::string owner = p.name.substr(0, p.name.size() - 7);
+  if (p.fields.empty()) {
+    // Zero-length arrays are not C++: the tables are null pointers of the
+    // types the arrays of a struct with parameters decay to.
+    w.line("/// " + owner +
+           " has no parameters: an empty struct, so that every entry point "
+           "takes one.");
+    w.line("struct " + p.name + " {");
+    w.indent();
+    w.line("static constexpr int kNumParams = 0;");
+    w.line("/// No paths, initialisers, ranks, shapes or element counts.");
+    w.line("static constexpr const char *const *kPaths = nullptr;");
+    w.line("static constexpr const char *const *kInits = nullptr;");
+    w.line("static constexpr const int *kRanks = nullptr;");
+    w.line("static constexpr const int64_t (*kShapes)[gnnc::rt::kMaxRank] = "
+           "nullptr;");
+    w.line("static constexpr const int64_t *kNumElements = nullptr;");
+    w.blank();
+    w.line("float *get(int /*i*/) const { return nullptr; }");
+    w.line("void set(int /*i*/, float * /*data*/) {}");
+    w.dedent();
+    w.line("};");
+    w.blank();
+    return;
+  }
+  w.line("/// The parameters of " + owner +
          ", one pointer to the float32 row-major data of each, in the "
          "order of the function's arguments.");
   w.line("struct " + p.name + " {");
@@ -1291,18 +1483,287 @@ void HostModulePrinter::printParamStruct(CodeWriter &w, const ParamStruct &p) {
   w.blank();
 }
 
+void HostModulePrinter::printSavedStruct(CodeWriter &w, const SavedStruct &s) {
+  const HostFunc &t = *s.train;
+  auto symName = [&](int x) { return t.symbolName(x); };
+  std::string owner = s.name.substr(0, s.name.size() - 6);
+  std::string backward = owner + "_backward";
+  if (s.fields.empty())
+    w.line("/// " + t.symbol + " saves nothing for " + backward +
+           ": an empty struct, so that every saving forward and backward "
+           "takes one.");
+  else
+    w.line("/// What " + t.symbol + " saves for " + backward +
+           ": one pointer to the float32 row-major data of each tensor, in "
+           "the order of " +
+           t.symbol + "'s results. " + s.layoutSymbol +
+           " places them all in one buffer.");
+  w.line("struct " + s.name + " {");
+  w.indent();
+  size_t n = s.fields.size();
+  for (size_t i = 0; i < n; ++i) {
+    std::string dims;
+    for (auto [k, d] : llvm::enumerate(t.shapes->resultShape(s.results[i])))
+      dims += (k ? ", " : "") + dimText(d, symName);
+    w.line("float *" + s.fields[i] + "; ///< " + s.names[i] + ": f32[" + dims +
+           "]");
+  }
+  if (n)
+    w.blank();
+  w.line("static constexpr int kNumSaved = " + std::to_string(n) + ";");
+  if (n) {
+    std::string names;
+    for (size_t i = 0; i < n; ++i)
+      names += (i ? ", " : "") + cString(s.names[i]);
+    w.line("/// The names of the saved values, in the order above.");
+    w.line("static constexpr const char *kNames[kNumSaved] = {" + names + "};");
+    w.blank();
+    w.line("/// Tensor `i`, in the order above.");
+    w.line("float *get(int i) const {");
+    w.indent();
+    w.line("switch (i) {");
+    for (size_t i = 0; i < n; ++i)
+      w.line("case " + std::to_string(i) + ": return " + s.fields[i] + ";");
+    w.line("default: return nullptr;");
+    w.line("}");
+    w.dedent();
+    w.line("}");
+    w.line("void set(int i, float *data) {");
+    w.indent();
+    w.line("switch (i) {");
+    for (size_t i = 0; i < n; ++i)
+      w.line("case " + std::to_string(i) + ": " + s.fields[i] +
+             " = data; break;");
+    w.line("default: break;");
+    w.line("}");
+    w.dedent();
+    w.line("}");
+  } else {
+    w.line("/// Nothing is saved: no names.");
+    w.line("static constexpr const char *const *kNames = nullptr;");
+    w.blank();
+    w.line("float *get(int /*i*/) const { return nullptr; }");
+    w.line("void set(int /*i*/, float * /*data*/) {}");
+  }
+  w.dedent();
+  w.line("};");
+  std::string params = llvm::join(savedSizeParams(s, nullptr), ", ");
+  w.line("/// The bytes of one buffer for every tensor of " + s.name +
+         " (a multiple of 64).");
+  w.line("std::size_t " + s.bytesSymbol + "(" + params + ");");
+  w.line("/// The " + s.name + " whose tensors lie in `buffer` (" +
+         s.bytesSymbol + "(...) bytes of " + abi.bufferMemory +
+         ", 64-byte aligned) at 64-byte aligned offsets.");
+  w.line(s.name + " " + s.layoutSymbol + "(void *buffer" +
+         (params.empty() ? "" : ", " + params) + ");");
+  w.blank();
+}
+
+std::vector<std::string>
+HostModulePrinter::savedSizeParams(const SavedStruct &s,
+                                   const std::set<unsigned> *used) {
+  const HostFunc &t = *s.train;
+  std::vector<std::string> params;
+  for (auto [i, a] : llvm::enumerate(t.args))
+    if (a.kind == HostFunc::Arg::Graph)
+      params.push_back(
+          abi.graphTypeOf(a.graphKind) +
+          (!used || used->count(i) ? a.name : "/*" + a.name + "*/"));
+  for (int x : t.shapes->explicitSymbols()) {
+    const std::string &name = t.symbolName(x);
+    bool isUsed = !used || used->count(t.args.size() + x);
+    params.push_back("int64_t " + (isUsed ? name : "/*" + name + "*/"));
+  }
+  return params;
+}
+
+void HostModulePrinter::printSavedLayout(CodeWriter &w, const SavedStruct &s) {
+  const HostFunc &t = *s.train;
+  // The byte count of each tensor, and the sizes they read.
+  std::set<int> symbols;
+  auto name = [&](int x) {
+    symbols.insert(x);
+    return t.symbolName(x);
+  };
+  std::vector<std::string> bytes;
+  for (unsigned r : s.results)
+    bytes.push_back("rt::alignUp(4 * (" +
+                    productExpr(t.shapes->resultShape(r), name) + "))");
+  // What is used: graphs by argument, explicit sizes after them.
+  std::set<unsigned> used;
+  std::vector<std::string> defs;
+  for (int x : t.shapes->liveSymbols()) {
+    if (!symbols.count(x))
+      continue;
+    const SizeSymbol &symbol = t.shapes->symbol(x);
+    if (symbol.kind == SizeSymbol::Kind::Explicit) {
+      used.insert(t.args.size() + x);
+      continue;
+    }
+    used.insert(symbol.graphArg);
+    defs.push_back(
+        "const int64_t " + t.symbolName(x) + " = " +
+        symbolSource(
+            symbol, t, [&](unsigned i) { return t.args[i].name; }, abi) +
+        ";");
+  }
+  std::string params = llvm::join(savedSizeParams(s, &used), ", ");
+  w.setSource(SourceLine());
+  w.line("std::size_t " + s.bytesSymbol + "(" + params + ") {");
+  w.indent();
+  for (const std::string &d : defs)
+    w.line(d);
+  if (bytes.empty()) {
+    w.line("return 0;");
+  } else {
+    w.line("std::size_t bytes = 0;");
+    for (auto [i, b] : llvm::enumerate(bytes))
+      w.line("bytes += " + b + "; // " + s.fields[i]);
+    w.line("return bytes;");
+  }
+  w.dedent();
+  w.line("}");
+  w.blank();
+  w.line(s.name + " " + s.layoutSymbol + "(void *" +
+         (bytes.empty() ? " /*buffer*/" : "buffer") +
+         (params.empty() ? "" : ", " + params) + ") {");
+  w.indent();
+  for (const std::string &d : defs)
+    w.line(d);
+  w.line(s.name + " saved{};");
+  if (!bytes.empty()) {
+    w.line("std::size_t offset = 0;");
+    for (auto [i, b] : llvm::enumerate(bytes)) {
+      w.line("saved." + s.fields[i] + " = rt::wsFloats(buffer, offset);");
+      w.line("offset += " + b + ";");
+    }
+  }
+  w.line("return saved;");
+  w.dedent();
+  w.line("}");
+  w.blank();
+}
+
+/// The tokens of the logical .gnn line that starts at line `line` of
+/// `file` (continued while brackets are open or after a `\`), without
+/// comments.
+static std::vector<std::string>
+logicalLineTokens(SourceFiles &sources, StringRef file, unsigned line) {
+  static const char *const operators[] = {
+      "->", "**", "//", "==", "!=", "<=", ">=", "<<", ">>"};
+  std::vector<std::string> tokens;
+  int depth = 0;
+  unsigned numLines = sources.numLines(file);
+  for (unsigned l = line; l <= numLines; ++l) {
+    StringRef text = sources.line(file, l);
+    bool continued = false;
+    for (size_t i = 0; i < text.size();) {
+      char c = text[i];
+      auto isWord = [&](size_t k) {
+        return k < text.size() &&
+               (std::isalnum(static_cast<unsigned char>(text[k])) ||
+                text[k] == '_');
+      };
+      if (std::isspace(static_cast<unsigned char>(c))) {
+        ++i;
+      } else if (c == '#') {
+        break;
+      } else if (c == '\\' && text.substr(i + 1).trim().empty()) {
+        continued = true;
+        break;
+      } else if (c == '"' || c == '\'') {
+        size_t end = i + 1;
+        while (end < text.size() && text[end] != c)
+          end += text[end] == '\\' ? 2 : 1;
+        end = std::min(end + 1, text.size());
+        tokens.push_back(text.slice(i, end).str());
+        i = end;
+      } else if (std::isdigit(static_cast<unsigned char>(c)) ||
+                 (c == '.' && i + 1 < text.size() &&
+                  std::isdigit(static_cast<unsigned char>(text[i + 1])))) {
+        // A number, with its fraction and exponent: 1.5e-3.
+        size_t end = i;
+        while (isWord(end) || (end < text.size() && text[end] == '.') ||
+               (end > i && (text[end - 1] == 'e' || text[end - 1] == 'E') &&
+                (text[end] == '+' || text[end] == '-')))
+          ++end;
+        tokens.push_back(text.slice(i, end).str());
+        i = end;
+      } else if (isWord(i)) {
+        size_t end = i;
+        while (isWord(end))
+          ++end;
+        tokens.push_back(text.slice(i, end).str());
+        i = end;
+      } else {
+        std::string op(1, c);
+        for (const char *o : operators)
+          if (text.substr(i).starts_with(o))
+            op = o;
+        if (op == "(" || op == "[" || op == "{")
+          ++depth;
+        if (op == ")" || op == "]" || op == "}")
+          depth = std::max(0, depth - 1);
+        tokens.push_back(op);
+        i += op.size();
+      }
+    }
+    if (depth == 0 && !continued)
+      break;
+  }
+  return tokens;
+}
+
+/// The definition at `home` (`layer GCNConv(in_dim: int, out_dim: int):`),
+/// its whole logical line, with one spacing of its own: the same text
+/// whatever the comments, line breaks inside brackets and spaces of the
+/// .gnn file.
+static std::string definitionText(SourceFiles &sources, const SourceLoc &home) {
+  if (!home)
+    return "";
+  std::vector<std::string> tokens =
+      logicalLineTokens(sources, home.file, home.line);
+  auto isOperand = [](const std::string &t) {
+    return std::isalnum(static_cast<unsigned char>(t[0])) || t[0] == '_' ||
+           t[0] == '"' || t[0] == '\'' || (t[0] == '.' && t.size() > 1) ||
+           t == ")" || t == "]" || t == "}";
+  };
+  static const llvm::StringSet<> prefixKeywords = {
+      "return", "and", "or", "not", "in", "if", "else"};
+  std::string out;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const std::string &t = tokens[i];
+    bool space = i > 0;
+    if (i > 0) {
+      const std::string &p = tokens[i - 1];
+      // A sign: `-` or `+` after an operator, a bracket or the start.
+      bool prevIsSign = (p == "-" || p == "+" || p == "~") &&
+                        (i == 1 || !isOperand(tokens[i - 2]) ||
+                         prefixKeywords.contains(tokens[i - 2]));
+      if (p == "(" || p == "[" || p == "{" || p == "." || prevIsSign)
+        space = false;
+      if (t == ")" || t == "]" || t == "}" || t == "," || t == ":" || t == ".")
+        space = false;
+      if ((t == "(" || t == "[") && isOperand(p) && !prefixKeywords.contains(p))
+        space = false;
+    }
+    out += (space ? " " : "") + t;
+  }
+  return out;
+}
+
 void HostModulePrinter::printDeclaration(CodeWriter &w, const HostFunc &f) {
   func::FuncOp func = f.func;
   auto symName = [&](int s) { return f.symbolName(s); };
   SourceLoc home = primaryLoc(func.getLoc());
   w.setSource(SourceLine());
+  // The definition without its place: the header does not change when
+  // only comments, blank lines or spaces of the .gnn file do.
   std::string what = f.kind.empty() ? "function" : f.kind;
-  std::string text = sources.line(home.file, home.line).trim().str();
-  w.line(
-      "/// @" + func.getName().str() + " (" + what +
-      (home ? ", " + baseName(home.file).str() + ":" + std::to_string(home.line)
-            : "") +
-      (text.empty() ? "" : ": " + text) + ")");
+  std::string text = definitionText(sources, home);
+  w.line("/// @" + func.getName().str() + " (" + what +
+         (home ? ", " + baseName(home.file).str() : "") +
+         (text.empty() ? "" : ": " + text) + ")");
   for (auto [i, a] : llvm::enumerate(f.args)) {
     if (a.kind == HostFunc::Arg::Graph) {
       w.line("///   " + a.name + ": " + graphKindName(a.graphKind));
@@ -1312,19 +1773,22 @@ void HostModulePrinter::printDeclaration(CodeWriter &w, const HostFunc &f) {
     std::string dims;
     for (auto [k, d] : llvm::enumerate(s))
       dims += (k ? ", " : "") + dimText(d, symName);
-    w.line("///   " +
-           (a.kind == HostFunc::Arg::Param ? "params." + a.field : a.name) +
-           ": f32[" + dims + "]" +
-           (a.kind == HostFunc::Arg::Param ? " (parameter)" : " (input)"));
+    std::string name = a.kind == HostFunc::Arg::Param   ? "params." + a.field
+                       : a.kind == HostFunc::Arg::Saved ? "saved." + a.field
+                                                        : a.name;
+    std::string role = a.kind == HostFunc::Arg::Param   ? "parameter"
+                       : a.kind == HostFunc::Arg::Saved ? "saved"
+                                                        : "input";
+    w.line("///   " + name + ": f32[" + dims + "] (" + role + ")");
   }
   for (auto [r, res] : llvm::enumerate(f.results)) {
     Shape s = f.shapes->resultShape(r);
     std::string dims;
     for (auto [k, d] : llvm::enumerate(s))
       dims += (k ? ", " : "") + dimText(d, symName);
-    w.line("///   " + (res.field.empty() ? res.name : "grads." + res.field) +
-           ": f32[" + dims + "] (" + res.role +
-           (res.of.empty() ? "" : " of " + res.of) +
+    bool inStruct = !res.savedField.empty();
+    w.line("///   " + resultExpr(res) + ": f32[" + dims + "] (" + res.role +
+           (res.of.empty() || inStruct ? "" : " of " + res.of) +
            (res.optional ? "; may be null: not computed" : "") + ")");
   }
   std::string sizes;
@@ -1335,21 +1799,32 @@ void HostModulePrinter::printDeclaration(CodeWriter &w, const HostFunc &f) {
   w.line(memoryNote(f));
   std::string sig = "gnnc::rt::Status " + f.symbol + "(";
   std::vector<std::string> params;
-  for (const HostFunc::Arg &a : f.args)
-    if (a.kind == HostFunc::Arg::Graph)
-      params.push_back(abi.graphTypeOf(a.graphKind) + a.name);
-  for (int s : f.shapes->explicitSymbols())
-    params.push_back("int64_t " + f.symbolName(s));
-  for (const HostFunc::Arg &a : f.args)
-    if (a.kind == HostFunc::Arg::Input)
-      params.push_back("const float *" + a.name);
-  if (f.params)
-    params.push_back("const " + f.params->name + " &params");
-  for (const HostFunc::Result &r : f.results)
-    if (r.field.empty())
-      params.push_back("float *" + r.name);
-  if (f.packGrads)
-    params.push_back("const " + f.params->name + " &grads");
+  for (const HostFunc::Part &part : f.entryParts()) {
+    switch (part.kind) {
+    case HostFunc::Part::Graph:
+      params.push_back(abi.graphTypeOf(f.args[part.index].graphKind) +
+                       f.args[part.index].name);
+      break;
+    case HostFunc::Part::Size:
+      params.push_back("int64_t " + f.symbolName(part.index));
+      break;
+    case HostFunc::Part::Input:
+      params.push_back("const float *" + f.args[part.index].name);
+      break;
+    case HostFunc::Part::Params:
+      params.push_back("const " + f.params->name + " &params");
+      break;
+    case HostFunc::Part::Output:
+      params.push_back("float *" + f.results[part.index].name);
+      break;
+    case HostFunc::Part::Saved:
+      params.push_back("const " + f.saved->name + " &saved");
+      break;
+    case HostFunc::Part::Grads:
+      params.push_back("const " + f.params->name + " &grads");
+      break;
+    }
+  }
   params.push_back("void *workspace");
   params.push_back("bool training");
   params.push_back("uint64_t seed");
@@ -1414,37 +1889,66 @@ void HostModulePrinter::printReflection(CodeWriter &w) {
     for (size_t k = 0; k < f.shapes->explicitSymbols().size(); ++k)
       sizeArgs.push_back("a.sizes[" + std::to_string(k) + "]");
     // call
+    // The saved-state struct from the saved tensors among the inputs
+    // (F.backward) or results (F.train).
     w.line("rt::Status " + sym + "_call(const " + abi.runtime +
            "::CallArgs &a) {");
     w.indent();
-    std::vector<std::string> args = graphArgs;
-    args.insert(args.end(), sizeArgs.begin(), sizeArgs.end());
     unsigned tensor = 0;
-    std::vector<std::string> paramPtrs;
-    for (const HostFunc::Arg &a : f.args) {
+    std::vector<std::string> inputPtrs(f.args.size()), paramPtrs,
+        grads(f.params->fields.size()),
+        saved(f.saved ? f.saved->fields.size() : 0);
+    auto savedIndex = [&](const std::string &field) {
+      const std::vector<std::string> &fields = f.saved->fields;
+      return std::find(fields.begin(), fields.end(), field) - fields.begin();
+    };
+    for (auto [i, a] : llvm::enumerate(f.args)) {
       if (a.kind == HostFunc::Arg::Graph)
         continue;
       std::string p = "a.inputs[" + std::to_string(tensor++) + "]";
       if (a.kind == HostFunc::Arg::Input)
-        args.push_back(p);
+        inputPtrs[i] = p;
+      else if (a.kind == HostFunc::Arg::Saved)
+        saved[savedIndex(a.field)] = "const_cast<float *>(" + p + ")";
       else
         paramPtrs.push_back("const_cast<float *>(" + p + ")");
     }
-    if (f.params)
-      args.push_back(f.params->name + "{" + llvm::join(paramPtrs, ", ") + "}");
-    std::vector<std::string> grads(f.params ? f.params->fields.size() : 0);
     for (auto [r, res] : llvm::enumerate(f.results)) {
       std::string p = "a.outputs[" + std::to_string(r) + "]";
-      if (res.field.empty()) {
-        args.push_back(p);
-        continue;
-      }
+      if (!res.savedField.empty())
+        saved[savedIndex(res.savedField)] = p;
       for (auto [k, field] : llvm::enumerate(f.params->fields))
-        if (field == res.field)
+        if (!res.field.empty() && field == res.field)
           grads[k] = p;
     }
-    if (f.packGrads)
-      args.push_back(f.params->name + "{" + llvm::join(grads, ", ") + "}");
+    std::vector<std::string> args;
+    unsigned graphIndex = 0, sizeIndex = 0;
+    for (const HostFunc::Part &part : f.entryParts()) {
+      switch (part.kind) {
+      case HostFunc::Part::Graph:
+        args.push_back(graphArgs[graphIndex++]);
+        break;
+      case HostFunc::Part::Size:
+        args.push_back(sizeArgs[sizeIndex++]);
+        break;
+      case HostFunc::Part::Input:
+        args.push_back(inputPtrs[part.index]);
+        break;
+      case HostFunc::Part::Params:
+        args.push_back(f.params->name + "{" + llvm::join(paramPtrs, ", ") +
+                       "}");
+        break;
+      case HostFunc::Part::Output:
+        args.push_back("a.outputs[" + std::to_string(part.index) + "]");
+        break;
+      case HostFunc::Part::Saved:
+        args.push_back(f.saved->name + "{" + llvm::join(saved, ", ") + "}");
+        break;
+      case HostFunc::Part::Grads:
+        args.push_back(f.params->name + "{" + llvm::join(grads, ", ") + "}");
+        break;
+      }
+    }
     args.push_back("a.workspace");
     args.push_back("a.training");
     args.push_back("a.seed");
@@ -1610,7 +2114,7 @@ void HostModulePrinter::printHeader(CodeWriter &w) {
   w.line("#include <cstdint>");
   w.blank();
   w.line("/// The version of the ABI of generated code (docs/abi.md).");
-  w.line("#define GNNC_ABI_VERSION 1");
+  w.line("#define GNNC_ABI_VERSION 2");
   w.line("static_assert(GNNC_ABI_VERSION == gnnc::rt::kAbiVersion,");
   w.line(
       "              \"generated code and gnnc/runtime/Ops.h disagree on the "
@@ -1620,9 +2124,14 @@ void HostModulePrinter::printHeader(CodeWriter &w) {
   w.blank();
   for (auto &p : structs)
     printParamStruct(w, *p);
-  for (auto &f : hosts)
+  // A saved-state struct comes before the first function that takes it.
+  std::set<const SavedStruct *> printed;
+  for (auto &f : hosts) {
+    if (f->saved && printed.insert(f->saved).second)
+      printSavedStruct(w, *f->saved);
     if (!f->func.isPrivate())
       printDeclaration(w, *f);
+  }
   w.line("/// What this module was compiled from, and its entry points.");
   w.line("extern const gnnc::" + abi.runtime + "::ModuleInfo gnnc_module;");
   w.blank();
@@ -1670,10 +2179,13 @@ LogicalResult HostModulePrinter::print(std::vector<GeneratedFile> &files) {
   }
   source.line("} // namespace");
   source.blank();
-  for (auto &printer : printers) {
+  for (auto [f, printer] : llvm::zip(hosts, printers)) {
     if (failed(printer->print(source)))
       return failure();
     source.setSource(SourceLine());
+    // The saved-state layout after F.train.
+    if (f->saved && f->saved->train == f.get())
+      printSavedLayout(source, *f->saved);
   }
   printReflection(source);
   source.blank();

@@ -9,9 +9,11 @@
 #include "gnnc/Target/SourceInfo.h"
 #include "gnnc/Target/Target.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 
+#include <map>
 #include <set>
 
 using namespace gnnc::target;
@@ -45,44 +47,98 @@ LineMap::rangesOf(llvm::StringRef source) const {
   return out;
 }
 
-llvm::json::Value LineMap::toJSON() const {
-  llvm::json::Object root;
-  root["version"] = 1;
-  llvm::json::Array sourceNames;
-  for (const std::string &s : sources())
-    sourceNames.push_back(s);
-  root["sources"] = std::move(sourceNames);
+namespace {
 
-  llvm::json::Object forward;
-  for (const std::string &source : sources()) {
-    llvm::json::Object lines;
-    for (const auto &[line, ranges] : rangesOf(source)) {
-      llvm::json::Array list;
-      for (const Range &r : ranges)
-        list.push_back(llvm::json::Object{
-            {"file", r.file}, {"lines", llvm::json::Array{r.first, r.last}}});
-      lines[std::to_string(line)] = std::move(list);
+/// Calls `visit(n)` for n = 1 .. count in the order of their decimal
+/// strings ("1", "10", "100", "11", ...), the order of a JSON object's keys.
+template <typename Visit> void forEachInKeyOrder(size_t count, Visit visit) {
+  size_t n = 1;
+  for (size_t i = 0; i < count; ++i) {
+    visit(n);
+    if (n * 10 <= count) {
+      n *= 10;
+      continue;
     }
-    forward[source] = std::move(lines);
+    if (n >= count)
+      n /= 10;
+    ++n;
+    while (n % 10 == 0)
+      n /= 10;
   }
-  root["source_to_generated"] = std::move(forward);
+}
 
-  llvm::json::Object backward, kernels;
-  for (const File &f : files) {
-    llvm::json::Object lines;
-    for (unsigned i = 0; i < f.lines.size(); ++i)
-      if (f.lines[i])
-        lines[std::to_string(i + 1)] = llvm::json::Object{
-            {"file", f.lines[i].file}, {"line", f.lines[i].line}};
-    backward[f.name] = std::move(lines);
-    llvm::json::Array ranges;
-    for (auto [first, last] : f.kernels)
-      ranges.push_back(llvm::json::Array{first, last});
-    kernels[f.name] = std::move(ranges);
-  }
-  root["generated_to_source"] = std::move(backward);
-  root["kernels"] = std::move(kernels);
-  return root;
+/// A string as a JSON object key (invalid UTF-8 replaced, as llvm::json
+/// does).
+std::string keyOf(llvm::StringRef s) {
+  return llvm::json::isUTF8(s) ? s.str() : llvm::json::fixUTF8(s);
+}
+
+} // namespace
+
+void LineMap::printJSON(llvm::raw_ostream &os) const {
+  // Objects are written with their keys in sorted order; a later file of
+  // the same name replaces an earlier one.
+  std::map<std::string, const File *> byName;
+  for (const File &f : files)
+    byName[keyOf(f.name)] = &f;
+  std::vector<std::string> names = sources();
+  llvm::json::OStream j(os, 2);
+  j.object([&] {
+    j.attributeObject("generated_to_source", [&] {
+      for (const auto &[name, f] : byName)
+        j.attributeObject(name, [&, f = f] {
+          forEachInKeyOrder(f->lines.size(), [&](size_t n) {
+            const SourceLine &s = f->lines[n - 1];
+            if (!s)
+              return;
+            j.attributeObject(std::to_string(n), [&] {
+              j.attribute("file", s.file);
+              j.attribute("line", s.line);
+            });
+          });
+        });
+    });
+    j.attributeObject("kernels", [&] {
+      for (const auto &[name, f] : byName)
+        j.attributeArray(name, [&, f = f] {
+          for (auto [first, last] : f->kernels)
+            j.array([&, first = first, last = last] {
+              j.value(first);
+              j.value(last);
+            });
+        });
+    });
+    j.attributeObject("source_to_generated", [&] {
+      std::map<std::string, std::string> byKey;
+      for (const std::string &source : names)
+        byKey[keyOf(source)] = source;
+      for (const auto &[key, source] : byKey)
+        j.attributeObject(key, [&, &source = source] {
+          std::vector<std::pair<std::string, std::vector<Range>>> lines;
+          for (auto &[line, ranges] : rangesOf(source))
+            lines.emplace_back(std::to_string(line), std::move(ranges));
+          llvm::sort(lines, [](const auto &a, const auto &b) {
+            return a.first < b.first;
+          });
+          for (const auto &[line, ranges] : lines)
+            j.attributeArray(line, [&, &ranges = ranges] {
+              for (const Range &r : ranges)
+                j.object([&] {
+                  j.attribute("file", r.file);
+                  j.attributeArray("lines", [&] {
+                    j.value(r.first);
+                    j.value(r.last);
+                  });
+                });
+            });
+        });
+    });
+    j.attributeArray("sources", [&] {
+      for (const std::string &s : names)
+        j.value(s);
+    });
+    j.attribute("version", 1);
+  });
 }
 
 namespace {

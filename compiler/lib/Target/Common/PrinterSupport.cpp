@@ -304,6 +304,18 @@ FailureOr<Expr> gnnc::target::printScalarOp(Operation *op,
           return Expr{"!(" + binary(a, b, ">=", kRel).text + ")", kUnary};
         case P::ULE:
           return Expr{"!(" + binary(a, b, ">", kRel).text + ")", kUnary};
+        case P::UNO: // isnan(a) || isnan(b), as comparisons
+          if (a == b)
+            return binary(a, a, "!=", kEq);
+          return Expr{binary(a, a, "!=", kEq).text + " || " +
+                          binary(b, b, "!=", kEq).text,
+                      kOr};
+        case P::ORD: // !isnan(a) && !isnan(b)
+          if (a == b)
+            return binary(a, a, "==", kEq);
+          return Expr{binary(a, a, "==", kEq).text + " && " +
+                          binary(b, b, "==", kEq).text,
+                      kAnd};
         case P::AlwaysTrue:
           return Expr{"true", kPrimary};
         case P::AlwaysFalse:

@@ -42,12 +42,32 @@ void collect(Location loc, SmallVectorImpl<SourceLoc> &out) {
     collect(opaque.getFallbackLocation(), out);
 }
 
+/// The first file position in `loc`, in the order of collect.
+FileLineColLoc first(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return file;
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    for (Location inner : fused.getLocations())
+      if (FileLineColLoc file = first(inner))
+        return file;
+    return {};
+  }
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return first(name.getChildLoc());
+  if (auto site = dyn_cast<CallSiteLoc>(loc))
+    return first(site.getCallee());
+  if (auto opaque = dyn_cast<OpaqueLoc>(loc))
+    return first(opaque.getFallbackLocation());
+  return {};
+}
+
 } // namespace
 
 SourceLoc gnnc::target::primaryLoc(Location loc) {
-  SmallVector<SourceLoc, 4> all;
-  collect(loc, all);
-  return all.empty() ? SourceLoc() : all.front();
+  FileLineColLoc file = first(loc);
+  if (!file)
+    return SourceLoc();
+  return SourceLoc{file.getFilename().str(), file.getLine(), file.getColumn()};
 }
 
 SmallVector<SourceLoc, 4> gnnc::target::allLocs(Location loc) {

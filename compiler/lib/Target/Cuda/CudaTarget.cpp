@@ -1737,6 +1737,7 @@ private:
     abi.guardPrefix = "GNNC_GENERATED_CUDA_";
     abi.runtimeHeader = "gnnc/runtime/cuda/DeviceOps.h";
     abi.sourceExtension = ".cu";
+    abi.bufferMemory = "device memory";
     return abi;
   }
 

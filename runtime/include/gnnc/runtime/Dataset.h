@@ -8,12 +8,14 @@
 //     in runtime/data/; the format is specified in docs/runtime.md and
 //     written by tools/pack_datasets.py), or
 //   * a directory in the layout of shared/datasets: edge_index.npy (int64
-//     [2, E]), x.npy (float32 [N, F]), y.npy (int64 [N]) and
-//     train_mask.npy, val_mask.npy, test_mask.npy (bool [N]).
+//     [2, E]), x.npy (float32 or float64 [N, F], read with
+//     readNpyAsFloat32), y.npy (int64 [N]) and train_mask.npy,
+//     val_mask.npy, test_mask.npy (bool [N]).
 //
 // Everything is validated while loading (sizes, dtypes, index ranges,
-// labels, the bundle's checksum); a bad file gives an error naming the file
-// and the problem, never a crash.
+// labels, NaN and infinite features, the bundle's checksum and that its
+// sizes fit the file); a bad file gives an error naming the file and the
+// problem, never a crash.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,10 +51,18 @@ struct Dataset {
   int64_t numEdges() const { return static_cast<int64_t>(EdgeSrc.size()); }
 };
 
+/// How loadDataset and findDataset treat what they read.
+struct DatasetOptions {
+  /// Accept NaN and infinite features (in a directory's x.npy; a bundle
+  /// holds only 0 and 1). By default the first one is an error naming it.
+  bool AllowNonFinite = false;
+};
+
 /// Loads `path`, a `.gnnd` bundle file or a directory of .npy files (see
 /// the file comment). For a directory, NumClasses is 1 + the largest label
 /// (0 when there are no nodes). `out` is only written on success.
-Status loadDataset(const std::string &path, Dataset &out);
+Status loadDataset(const std::string &path, Dataset &out,
+                   const DatasetOptions &options = {});
 
 /// The folder searched by findDataset: the environment variable
 /// GNNC_DATA_DIR when it is set and not empty, else the folder compiled into
@@ -67,7 +77,8 @@ std::string defaultDataDir();
 /// the bundle `<dir>/<name>.gnnd` if it exists, else the .npy directory
 /// `<dir>/<name>/`. A name holds letters, digits, '_', '-' and '.' only and
 /// does not start with '.'.
-Status findDataset(std::string_view name, Dataset &out);
+Status findDataset(std::string_view name, Dataset &out,
+                   const DatasetOptions &options = {});
 
 } // namespace gnnc::rt
 

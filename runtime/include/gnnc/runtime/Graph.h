@@ -28,6 +28,11 @@
 
 namespace gnnc::rt {
 
+/// The most vertices a graph may have on either side: 2^31 - 1. Vertex ids
+/// are 32-bit on the GPU, and the offsets of a graph this large already take
+/// 32 GiB on the host.
+inline constexpr int64_t kMaxVertices = (int64_t{1} << 31) - 1;
+
 class Graph {
 public:
   /// An empty graph (no vertices, no edges).
@@ -35,9 +40,10 @@ public:
 
   /// Builds a graph from edges (src[e], dst[e]), e in [0, numEdges), in
   /// O(numSrc + numDst + numEdges). Checks that numSrc, numDst and numEdges
-  /// are non-negative and every index is in range; the error names the first
-  /// bad edge, e.g. `edge 17: source 2708 is outside [0, 2708)`. `out` is
-  /// only written on success. `src` / `dst` may be null when numEdges is 0.
+  /// are non-negative, the vertex counts at most kMaxVertices and every
+  /// index in range; the error names the first bad edge, e.g. `edge 17:
+  /// source 2708 is outside [0, 2708)`. `out` is only written on success.
+  /// `src` / `dst` may be null when numEdges is 0.
   static Status fromEdgeIndex(const int64_t *src, const int64_t *dst,
                               int64_t numEdges, int64_t numSrc, int64_t numDst,
                               Graph &out);
@@ -83,7 +89,9 @@ private:
 /// Loads dir/edge_index.npy (int64 [2, E]: row 0 source, row 1 destination,
 /// the layout of the datasets in shared/datasets) as a homogeneous graph on
 /// N vertices. N is `numNodes` when it is not -1, else the first dimension
-/// of dir/x.npy (only its header is read); without either it is an error.
+/// of dir/x.npy (only its header is read; an x.npy without elements cannot
+/// give it, as nothing in the file backs its row count); without either it
+/// is an error. N may be at most kMaxVertices.
 Status loadGraphDir(const std::string &dir, Graph &out, int64_t numNodes = -1);
 
 /// Returns in `out` the homogeneous graph `in` with one self-loop (v, v) per

@@ -2,14 +2,17 @@
 //
 // Part of gnnc. A strict reader and writer for the NumPy .npy format
 // (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html),
-// restricted to what the runtime needs: little-endian, C-order arrays of
-// bool, int32, int64, float32 and float64.
+// restricted to what the runtime needs: little-endian arrays of bool, int32,
+// int64, float32 and float64.
 //
 // The reader accepts format versions 1.0, 2.0 and 3.0 and validates every
 // byte it relies on (magic string, version, header length, the header dict's
 // syntax, dtype, order, shape and the exact data size), so it returns an
-// error, never crashes, on arbitrary input. The writer produces format 1.0
-// files laid out exactly as numpy.save does (header padded to 64 bytes).
+// error, never crashes, on arbitrary input. Arrays stored in Fortran order
+// (what numpy.save writes for a transposed array) are transposed while
+// loading, so every array it returns is in C order. The writer produces
+// format 1.0 C-order files laid out exactly as numpy.save does (header
+// padded to 64 bytes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,7 +93,8 @@ struct NpyArray {
   }
 };
 
-/// Reads a whole .npy file into `out`. `out` is left untouched on error.
+/// Reads a whole .npy file into `out`, in C order (a Fortran-order file is
+/// transposed while loading). `out` is left untouched on error.
 Status readNpy(const std::string &path, NpyArray &out);
 
 /// Reads a .npy file and checks its dtype and shape before loading the data.
@@ -101,6 +106,31 @@ Status readNpyExpect(const std::string &path, DType dtype,
 /// file size matches the header), without loading the data.
 Status readNpyHeader(const std::string &path, DType &dtype,
                      std::vector<int64_t> &shape);
+
+/// What readNpyAsFloat32 and readNpyAsFloat64 accept.
+struct FloatReadOptions {
+  /// Accept NaN and infinite values. By default the first one (in C order)
+  /// is an error that names it, e.g. `x.npy: element [3, 7] is nan
+  /// (non-finite values are rejected)`.
+  bool AllowNonFinite = false;
+  /// When set, the shape to expect, checked as readNpyExpect checks it (-1
+  /// matches any size, the rank must match) before the data is read.
+  std::optional<std::vector<int64_t>> Shape;
+};
+
+/// Reads a float32 or float64 .npy file into `out` as float32, the element
+/// type of generated code (out.dtype is Float32): float64 values are rounded
+/// to the nearest float. A finite float64 value too large for float32 (one
+/// that would round to infinity) is an error, as is any other dtype; NaN and
+/// infinities are errors unless options.AllowNonFinite. `out` is only
+/// written on success.
+Status readNpyAsFloat32(const std::string &path, NpyArray &out,
+                        const FloatReadOptions &options = {});
+
+/// As readNpyAsFloat32, into float64 (out.dtype is Float64): float32 values
+/// widen exactly.
+Status readNpyAsFloat64(const std::string &path, NpyArray &out,
+                        const FloatReadOptions &options = {});
 
 /// Writes `array` as a format 1.0 .npy file, byte for byte as numpy.save
 /// would. The data goes to a temporary file in the same directory that is

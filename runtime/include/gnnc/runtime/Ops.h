@@ -41,7 +41,7 @@ namespace gnnc::rt {
 
 /// The version of the ABI of generated code that this runtime implements
 /// (docs/abi.md); generated headers define GNNC_ABI_VERSION and check it.
-inline constexpr int kAbiVersion = 1;
+inline constexpr int kAbiVersion = 2;
 
 //===----------------------------------------------------------------------===//
 // Graph arguments
@@ -267,6 +267,8 @@ void graphSizes(const BatchedGraph &g, float *out);
 void fill(float *out, int64_t n, float value);
 void copy(const float *in, float *out, int64_t n);
 
+/// `y = fn(x)` elementwise. As in PyTorch, a NaN stays a NaN in every one of
+/// them (relu, leaky_relu and elu included).
 void neg(const float *x, float *y, int64_t n);
 void exp(const float *x, float *y, int64_t n);
 void log(const float *x, float *y, int64_t n);
@@ -283,7 +285,8 @@ void leakyRelu(const float *x, float *y, int64_t n, float alpha);
 
 /// `out = a (op) b` with NumPy broadcasting: the three shapes have one rank,
 /// and each axis of `a` and `b` is 1 or the axis of `out`. max and min return
-/// `a` on a tie (std::max, std::min); gt is 1 or 0.
+/// `a` on a tie (std::max, std::min) and a NaN when either operand is one
+/// (torch.maximum, torch.minimum); gt is 1 or 0 (0 when either is a NaN).
 void add(const float *a, const Shape &sa, const float *b, const Shape &sb,
          float *out, const Shape &so);
 void sub(const float *a, const Shape &sa, const float *b, const Shape &sb,

@@ -95,9 +95,9 @@ func.func @multi(%g: !gnn.graph<graph>, %w: !gnn.tensor<edge, f32>, %x: !gnn.ten
 // rsqrt is 1 / sqrt(x)
 // CHECK: %[[SQ:.*]] = math.sqrt
 // CHECK-NEXT: arith.divf %cst{{.*}}, %[[SQ]]
-// relu is x > 0 ? x : 0
-// CHECK: arith.cmpf ogt
-// CHECK-NEXT: arith.select
+// relu is x <= 0 ? 0 : x, so that a NaN passes through
+// CHECK: %[[NPOS:.*]] = arith.cmpf ole, %[[RX:.*]], %[[ZERO:.*]] : f32
+// CHECK-NEXT: arith.select %[[NPOS]], %[[ZERO]], %[[RX]] : f32
 // sigmoid is 1 / (1 + exp(-x))
 // CHECK: arith.negf
 // CHECK-NEXT: math.exp
@@ -115,9 +115,12 @@ func.func @multi(%g: !gnn.graph<graph>, %w: !gnn.tensor<edge, f32>, %x: !gnn.ten
 // CHECK-NEXT: scf.for %[[J:.*]] = %c0 to %c3 step %c1 {
 // CHECK: memref.load %[[B]][%[[V]], %[[J]]] : memref<?x3xf32>
 // CHECK-NEXT: arith.subf
-// max(x, y) is x < y ? y : x
+// max(x, y) is x < y || isnan(y) ? y : x, so that a NaN on either side
+// gives a NaN
 // CHECK: %[[LT:.*]] = arith.cmpf olt, %[[MX:.*]], %[[MY:.*]] : f32
-// CHECK-NEXT: arith.select %[[LT]], %[[MY]], %[[MX]] : f32
+// CHECK-NEXT: %[[NAN:.*]] = arith.cmpf uno, %[[MY]], %[[MY]] : f32
+// CHECK-NEXT: %[[TAKE:.*]] = arith.ori %[[LT]], %[[NAN]] : i1
+// CHECK-NEXT: arith.select %[[TAKE]], %[[MY]], %[[MX]] : f32
 // CHECK: math.powf
 // Reductions: the sum over the last axis starts from 0.
 // CHECK: memref.store %cst, %[[RS:.*]][%{{.*}}, %c0] : memref<2x1xf32>

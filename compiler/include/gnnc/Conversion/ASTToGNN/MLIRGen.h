@@ -19,10 +19,25 @@
 
 namespace gnnc {
 
+/// The value of one `--define NAME=VALUE`: an integer (exact, 64-bit) or a
+/// floating-point number.
+struct DefineValue {
+  DefineValue() = default;
+  /// A value given in code: an integer when `value` is one that fits.
+  DefineValue(double value);
+  bool isInteger = false;
+  int64_t integer = 0;
+  double number = 0;
+  /// As written (`in_dim=1433`), for diagnostics.
+  std::string text;
+};
+
 struct MLIRGenOptions {
   /// Values for hyper-parameters of the top-level definitions, by name
-  /// (`--define in_dim=1433`); they override defaults.
-  std::map<std::string, double> defines;
+  /// (`--define in_dim=1433`); they override defaults. Every name must be a
+  /// hyper-parameter of a definition that is emitted, an int one must get
+  /// an integer, and every dimension they make must be positive.
+  std::map<std::string, DefineValue> defines;
   /// When set, only this definition (and what it instantiates) is emitted.
   std::string entry;
 };
@@ -38,7 +53,8 @@ mlir::OwningOpRef<mlir::ModuleOp> mlirGen(mlir::MLIRContext &context,
                                           const MLIRGenOptions &options);
 
 /// Parses `--define NAME=VALUE` options into `options.defines`; reports a
-/// malformed one (naming `fileName`) and returns false.
+/// malformed, out-of-range, non-finite or repeated one (naming `fileName`)
+/// and returns false.
 bool parseDefines(llvm::ArrayRef<std::string> defines, MLIRGenOptions &options,
                   DiagnosticEngine &diags, llvm::StringRef fileName);
 

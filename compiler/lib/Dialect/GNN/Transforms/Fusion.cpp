@@ -35,6 +35,11 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <limits>
+#include <memory>
+#include <optional>
+#include <set>
+
 namespace gnnc::gnn {
 #define GEN_PASS_DEF_GNNFUSE
 #include "gnnc/Dialect/GNN/Transforms/Passes.h.inc"
@@ -252,124 +257,264 @@ AggregateOp buildAggregate(OpBuilder &builder, Value graph, Domain by,
   return aggregate;
 }
 
-/// Erases ops without uses, repeatedly, so that the per-edge chains the
-/// aggregates replaced disappear.
+/// Erases ops without uses, so that the per-edge chains the aggregates
+/// replaced disappear. Users come after their operands, so one pass from the
+/// end erases a whole dead chain; the pass repeats until nothing changes.
 void eraseDeadOps(func::FuncOp func) {
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    SmallVector<Operation *> dead;
-    func.walk([&](Operation *op) {
-      if (op->getParentOp() != func.getOperation() || isa<func::ReturnOp>(op) ||
-          op->getNumResults() == 0)
-        return;
-      if (op->use_empty() && isa<GNNDialect>(op->getDialect()))
-        dead.push_back(op);
-    });
-    for (Operation *op : dead) {
-      op->erase();
-      changed = true;
+  for (Block &block : func.getBody()) {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block))) {
+        if (isa<func::ReturnOp>(op) || op.getNumResults() == 0 ||
+            !op.use_empty() || !isa<GNNDialect>(op.getDialect()))
+          continue;
+        op.erase();
+        changed = true;
+      }
     }
   }
 }
 
-/// True when `op` uses, directly or through other ops of the block, a
-/// result of `source`.
-bool dependsOn(Operation *op, Operation *source) {
-  SmallVector<Operation *> worklist{op};
-  DenseSet<Operation *> seen;
-  while (!worklist.empty()) {
-    Operation *current = worklist.pop_back_val();
-    if (!seen.insert(current).second)
-      continue;
-    for (Value operand : current->getOperands()) {
-      Operation *def = operand.getDefiningOp();
-      if (!def)
-        continue;
-      if (def == source)
-        return true;
-      if (def->getBlock() == source->getBlock() && source->isBeforeInBlock(def))
-        worklist.push_back(def);
-    }
-    // Values used inside regions (none: aggregate bodies are isolated).
+/// Builds the merge of `a` and `b` (a before b): inputs of both, bodies one
+/// after the other, placed at `b` when `atB`, else at `a`. Replaces and
+/// erases both.
+AggregateOp mergePair(OpBuilder &builder, AggregateOp a, AggregateOp b,
+                      bool atB) {
+  builder.setInsertionPoint(atB ? b.getOperation() : a.getOperation());
+  llvm::SetVector<Value> inputs;
+  inputs.insert(a.getInputs().begin(), a.getInputs().end());
+  inputs.insert(b.getInputs().begin(), b.getInputs().end());
+  SmallVector<Type> types(a.getResultTypes());
+  types.append(b.getResultTypes().begin(), b.getResultTypes().end());
+  SmallVector<Attribute> reductions(a.getReductions().begin(),
+                                    a.getReductions().end());
+  reductions.append(b.getReductions().begin(), b.getReductions().end());
+  auto merged = builder.create<AggregateOp>(
+      FusedLoc::get(builder.getContext(), {a.getLoc(), b.getLoc()}), types,
+      a.getGraph(), inputs.getArrayRef(), a.getByAttr(),
+      builder.getArrayAttr(reductions));
+  Block *block = builder.createBlock(&merged.getBody());
+  DenseMap<Value, Value> argOf;
+  for (Value input : inputs)
+    argOf[input] = block->addArgument(tensorOf(input).withDomain(Domain::dense),
+                                      input.getLoc());
+  SmallVector<Value> yields;
+  for (AggregateOp part : {a, b}) {
+    IRMapping mapping;
+    for (auto [input, arg] :
+         llvm::zip(part.getInputs(), part.getBlock().getArguments()))
+      mapping.map(arg, argOf[input]);
+    builder.setInsertionPointToEnd(block);
+    for (Operation &op : part.getBlock().without_terminator())
+      builder.clone(op, mapping);
+    for (Value v : cast<YieldOp>(part.getBlock().getTerminator()).getValues())
+      yields.push_back(mapping.lookup(v));
   }
-  return false;
+  builder.setInsertionPointToEnd(block);
+  builder.create<YieldOp>(merged.getLoc(), yields);
+  unsigned n = a.getNumResults();
+  for (unsigned k = 0; k < n; ++k)
+    a.getResult(k).replaceAllUsesWith(merged.getResult(k));
+  for (unsigned k = 0; k < b.getNumResults(); ++k)
+    b.getResult(k).replaceAllUsesWith(merged.getResult(n + k));
+  a->erase();
+  b->erase();
+  return merged;
 }
+
+/// A minimum over an array, with the first index at or after `from` whose
+/// value is below a limit.
+class MinTree {
+public:
+  explicit MinTree(ArrayRef<int64_t> values) {
+    while (size < values.size())
+      size *= 2;
+    tree.assign(2 * size, kNone);
+    for (auto [i, v] : llvm::enumerate(values))
+      tree[size + i] = v;
+    for (size_t i = size - 1; i > 0; --i)
+      tree[i] = std::min(tree[2 * i], tree[2 * i + 1]);
+  }
+
+  void set(size_t i, int64_t value) {
+    i += size;
+    tree[i] = value;
+    for (i /= 2; i > 0; i /= 2)
+      tree[i] = std::min(tree[2 * i], tree[2 * i + 1]);
+  }
+
+  /// The first index >= `from` whose value is < `limit`, or npos.
+  size_t firstBelow(size_t from, int64_t limit) const {
+    return find(1, 0, size, from, limit);
+  }
+
+  static constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+  static constexpr size_t npos = std::numeric_limits<size_t>::max();
+
+private:
+  size_t find(size_t node, size_t lo, size_t hi, size_t from,
+              int64_t limit) const {
+    if (hi <= from || tree[node] >= limit)
+      return npos;
+    if (hi - lo == 1)
+      return lo;
+    size_t mid = (lo + hi) / 2;
+    size_t left = find(2 * node, lo, mid, from, limit);
+    return left != npos ? left : find(2 * node + 1, mid, hi, from, limit);
+  }
+
+  size_t size = 1;
+  std::vector<int64_t> tree;
+};
 
 /// Merges aggregates over the same graph and grouping that do not depend on
-/// each other into one, placed at the later one (or at the earlier one when
-/// the later one's inputs are all ready there).
-bool mergeOnce(func::FuncOp func, OpBuilder &builder) {
-  SmallVector<AggregateOp> aggregates;
-  func.walk([&](AggregateOp op) {
-    if (op->getParentOp() == func.getOperation())
-      aggregates.push_back(op);
-  });
-  for (size_t i = 0; i < aggregates.size(); ++i) {
-    for (size_t j = i + 1; j < aggregates.size(); ++j) {
-      AggregateOp a = aggregates[i], b = aggregates[j];
-      if (a.getGraph() != b.getGraph() || a.getBy() != b.getBy())
-        continue;
-      if (dependsOn(b, a))
-        continue;
-      // a's results are used only after b.
-      bool usersAfter = llvm::all_of(a->getUsers(), [&](Operation *user) {
-        return b->isBeforeInBlock(user);
-      });
-      // Or b can move up to a: its operands are all there before a.
-      bool operandsBefore = llvm::all_of(b->getOperands(), [&](Value v) {
-        Operation *def = v.getDefiningOp();
-        return !def || def->isBeforeInBlock(a);
-      });
-      if (!usersAfter && !operandsBefore)
-        continue;
-      // Build the merged op: inputs of both, bodies one after the other.
-      builder.setInsertionPoint(usersAfter ? b.getOperation()
-                                           : a.getOperation());
-      llvm::SetVector<Value> inputs;
-      inputs.insert(a.getInputs().begin(), a.getInputs().end());
-      inputs.insert(b.getInputs().begin(), b.getInputs().end());
-      SmallVector<Type> types(a.getResultTypes());
-      types.append(b.getResultTypes().begin(), b.getResultTypes().end());
-      SmallVector<Attribute> reductions(a.getReductions().begin(),
-                                        a.getReductions().end());
-      reductions.append(b.getReductions().begin(), b.getReductions().end());
-      auto merged = builder.create<AggregateOp>(
-          FusedLoc::get(builder.getContext(), {a.getLoc(), b.getLoc()}), types,
-          a.getGraph(), inputs.getArrayRef(), a.getByAttr(),
-          builder.getArrayAttr(reductions));
-      Block *block = builder.createBlock(&merged.getBody());
-      DenseMap<Value, Value> argOf;
-      for (Value input : inputs)
-        argOf[input] = block->addArgument(
-            tensorOf(input).withDomain(Domain::dense), input.getLoc());
-      SmallVector<Value> yields;
-      for (AggregateOp part : {a, b}) {
-        IRMapping mapping;
-        for (auto [input, arg] :
-             llvm::zip(part.getInputs(), part.getBlock().getArguments()))
-          mapping.map(arg, argOf[input]);
-        builder.setInsertionPointToEnd(block);
-        for (Operation &op : part.getBlock().without_terminator())
-          builder.clone(op, mapping);
-        for (Value v :
-             cast<YieldOp>(part.getBlock().getTerminator()).getValues())
-          yields.push_back(mapping.lookup(v));
+/// each other into one, placed at the later one, or at the earlier one when
+/// the later one's inputs are all ready there. Repeatedly merges the first
+/// such pair (a, b) in program order (by a, then by b) until none is left.
+///
+/// Two aggregates a before b can share a pass when every user of a comes
+/// after b (then b cannot read a, even indirectly: the merge goes at b) or
+/// when every operand of b is defined before a (the merge goes at a). With
+/// the positions of the block's ops, the first b for a given a is the next
+/// aggregate of its group if that one is before a's first user, else the
+/// first of the group whose last operand is defined before a: a search in a
+/// tree of minima over the group. A merge changes the answer only for a, for
+/// the aggregates after it, and for those whose results a or b read (their
+/// users moved); the scan goes on from there instead of from the start.
+class Merger {
+public:
+  Merger(func::FuncOp func, OpBuilder &builder) : builder(builder) {
+    Block &block = func.getBody().front();
+    int64_t index = 0;
+    for (Operation &op : block) {
+      position[&op] = index++;
+      if (auto aggregate = dyn_cast<AggregateOp>(op)) {
+        slotOf[aggregate] = slots.size();
+        slots.push_back(aggregate);
       }
-      builder.setInsertionPointToEnd(block);
-      builder.create<YieldOp>(merged.getLoc(), yields);
-      unsigned n = a.getNumResults();
-      for (unsigned k = 0; k < n; ++k)
-        a.getResult(k).replaceAllUsesWith(merged.getResult(k));
-      for (unsigned k = 0; k < b.getNumResults(); ++k)
-        b.getResult(k).replaceAllUsesWith(merged.getResult(n + k));
-      a->erase();
-      b->erase();
-      return true;
+    }
+    DenseMap<std::pair<Value, unsigned>, unsigned> groupIds;
+    std::vector<std::vector<int64_t>> lastDefs;
+    for (auto [slot, aggregate] : llvm::enumerate(slots)) {
+      std::pair<Value, unsigned> key{aggregate.getGraph(),
+                                     static_cast<unsigned>(aggregate.getBy())};
+      auto [it, inserted] = groupIds.try_emplace(key, groups.size());
+      if (inserted) {
+        groups.emplace_back();
+        lastDefs.emplace_back();
+      }
+      groupOf.push_back(it->second);
+      rank.push_back(groups[it->second].slots.size());
+      groups[it->second].slots.push_back(slot);
+      lastDefs[it->second].push_back(lastDef(aggregate));
+    }
+    for (auto [group, values] : llvm::zip(groups, lastDefs))
+      group.tree = std::make_unique<MinTree>(values);
+  }
+
+  void run() {
+    size_t cursor = 0;
+    while (true) {
+      // The next aggregate whose pairs may have changed.
+      size_t slot;
+      if (!pending.empty() && *pending.begin() < cursor) {
+        slot = *pending.begin();
+        pending.erase(pending.begin());
+      } else if (cursor < slots.size()) {
+        slot = cursor++;
+      } else {
+        return;
+      }
+      AggregateOp a = slots[slot];
+      if (!a)
+        continue;
+      std::optional<size_t> partner = partnerOf(slot);
+      if (!partner)
+        continue;
+      AggregateOp b = slots[*partner];
+      bool atB = position.lookup(b) < firstUser(a);
+      // The aggregates whose results a or b read: their users move.
+      SmallVector<AggregateOp> providers;
+      for (AggregateOp part : {a, b})
+        for (Value v : part->getOperands())
+          if (auto def = v.getDefiningOp<AggregateOp>())
+            providers.push_back(def);
+      size_t kept = atB ? *partner : slot;
+      size_t gone = atB ? slot : *partner;
+      int64_t at = position.lookup(atB ? b : a);
+      position.erase(a);
+      position.erase(b);
+      slotOf.erase(a);
+      slotOf.erase(b);
+      AggregateOp merged = mergePair(builder, a, b, atB);
+      position[merged] = at;
+      slotOf[merged] = kept;
+      slots[kept] = merged;
+      slots[gone] = nullptr;
+      Group &group = groups[groupOf[slot]];
+      group.tree->set(rank[gone], MinTree::kNone);
+      group.tree->set(rank[kept], lastDef(merged));
+      // Aggregates that read the merged results: their operands moved.
+      for (Operation *user : merged->getUsers())
+        if (auto reader = dyn_cast<AggregateOp>(user))
+          if (auto it = slotOf.find(reader); it != slotOf.end())
+            groups[groupOf[it->second]].tree->set(rank[it->second],
+                                                  lastDef(reader));
+      for (AggregateOp provider : providers)
+        if (auto it = slotOf.find(provider); it != slotOf.end())
+          pending.insert(it->second);
+      cursor = std::min(cursor, slot);
     }
   }
-  return false;
-}
+
+private:
+  struct Group {
+    std::vector<size_t> slots; // in program order
+    /// Per member, the position of its last operand's definition (-1:
+    /// arguments only); kNone once merged away.
+    std::unique_ptr<MinTree> tree;
+  };
+
+  int64_t lastDef(AggregateOp op) const {
+    int64_t last = -1;
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp())
+        last = std::max(last, position.lookup(def));
+    return last;
+  }
+
+  int64_t firstUser(AggregateOp op) const {
+    int64_t first = MinTree::kNone;
+    for (Operation *user : op->getUsers())
+      first = std::min(first, position.lookup(user));
+    return first;
+  }
+
+  /// The first aggregate after `slot` that it can merge with.
+  std::optional<size_t> partnerOf(size_t slot) const {
+    AggregateOp a = slots[slot];
+    const Group &group = groups[groupOf[slot]];
+    size_t next = group.tree->firstBelow(rank[slot] + 1, MinTree::kNone);
+    if (next == MinTree::npos || next >= group.slots.size())
+      return std::nullopt;
+    if (position.lookup(slots[group.slots[next]]) < firstUser(a))
+      return group.slots[next];
+    size_t ready = group.tree->firstBelow(rank[slot] + 1, position.lookup(a));
+    if (ready == MinTree::npos || ready >= group.slots.size())
+      return std::nullopt;
+    return group.slots[ready];
+  }
+
+  OpBuilder &builder;
+  DenseMap<Operation *, int64_t> position;
+  std::vector<AggregateOp> slots; // in program order; null once merged away
+  DenseMap<Operation *, size_t> slotOf;
+  std::vector<unsigned> groupOf; // per slot
+  std::vector<size_t> rank;      // per slot, its index in its group
+  std::vector<Group> groups;
+  std::set<size_t> pending; // slots before the cursor to look at again
+};
 
 } // namespace
 
@@ -431,8 +576,8 @@ struct FusePass : public gnnc::gnn::impl::GNNFuseBase<FusePass> {
     }
     // Replaced scatters (and hand-written normalisers) are now dead.
     eraseDeadOps(func);
-    while (mergeOnce(func, builder))
-      ;
+    if (func.getBody().hasOneBlock())
+      Merger(func, builder).run();
     eraseDeadOps(func);
   }
 };

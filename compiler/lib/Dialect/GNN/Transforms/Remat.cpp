@@ -46,6 +46,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/CSE.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
@@ -214,16 +215,6 @@ std::string where(Location loc) {
   return "?";
 }
 
-unsigned lineOf(Location loc) {
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (auto file = dyn_cast<FileLineColLoc>(inner))
-        return file.getLine();
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return file.getLine();
-  return 0;
-}
-
 /// What an op computes, for the report: `binary add`, `matmul`, ...
 std::string describe(Operation *op) {
   std::string text = op->getName().stripDialect().str();
@@ -317,25 +308,31 @@ struct Plan {
 class Planner {
 public:
   /// Cones end at `likelyStored` values too: a first plan's stores, which
-  /// a second plan will mostly store again.
+  /// a second plan will mostly store again. With `exact`, every decision's
+  /// cone is costed in full (for the report); without, only until it costs
+  /// more than storing, which decides the same and keeps the planner linear
+  /// in the function's size.
   Planner(func::FuncOp backward, Policy policy, double balance,
           const DenseSet<Operation *> &statistics,
-          const DenseSet<Value> &likelyStored)
-      : backward(backward), policy(policy), balance(balance),
+          const DenseSet<Value> &likelyStored, bool exact)
+      : backward(backward), policy(policy), balance(balance), exact(exact),
         statistics(statistics), likelyStored(likelyStored) {}
 
   Plan run();
 
 private:
-  /// Flop per row of recomputing `v` and the values of its kind (per-edge,
-  /// or per-vertex and dense) that it needs and that are not stored;
-  /// infinite through a reduction over the graph.
-  double coneFlops(Value v, bool edge, DenseSet<Operation *> &seen);
+  /// `flops` plus the flop per row of recomputing the values of `op`'s
+  /// operands and the values of the same kind (per-edge, or per-vertex and
+  /// dense) that they need and that are not stored; infinite through a
+  /// reduction over the graph. Stops adding once the total exceeds
+  /// `limit`.
+  double coneFlops(Operation *op, double flops, bool edge, double limit);
   void enqueue(Value v);
 
   func::FuncOp backward;
   Policy policy;
   double balance;
+  bool exact;
   const DenseSet<Operation *> &statistics;
   const DenseSet<Value> &likelyStored;
   DenseMap<Operation *, unsigned> order;
@@ -354,17 +351,24 @@ void Planner::enqueue(Value v) {
   byKey[key] = v;
 }
 
-double Planner::coneFlops(Value v, bool edge, DenseSet<Operation *> &seen) {
-  Operation *op = v.getDefiningOp();
-  if (!op || storedSet.contains(v) || likelyStored.contains(v) ||
-      isEdge(v) != edge || !isa<DomainTensorType>(v.getType()) ||
-      !seen.insert(op).second)
-    return 0;
-  if (reducesOverGraph(op))
-    return std::numeric_limits<double>::infinity();
-  double flops = flopsPerRow(op);
-  for (Value operand : op->getOperands())
-    flops += coneFlops(operand, edge, seen);
+double Planner::coneFlops(Operation *op, double flops, bool edge,
+                          double limit) {
+  DenseSet<Operation *> seen;
+  SmallVector<Operation *> worklist{op};
+  while (!worklist.empty() && !(flops > limit)) {
+    Operation *user = worklist.pop_back_val();
+    for (Value v : user->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (!def || storedSet.contains(v) || likelyStored.contains(v) ||
+          isEdge(v) != edge || !isa<DomainTensorType>(v.getType()) ||
+          !seen.insert(def).second)
+        continue;
+      if (reducesOverGraph(def))
+        return std::numeric_limits<double>::infinity();
+      flops += flopsPerRow(def);
+      worklist.push_back(def);
+    }
+  }
   return flops;
 }
 
@@ -404,13 +408,13 @@ Plan Planner::run() {
     d.order = order.lookup(op);
     d.edge = isEdge(v);
     d.softmaxStatistic = statistics.contains(op);
-    DenseSet<Operation *> seen;
-    d.flops = flopsPerRow(op);
+    double storeCost = 2.0 * static_cast<double>(rowBytes(v));
     if (reducesOverGraph(op))
       d.flops = std::numeric_limits<double>::infinity();
-    for (Value operand : op->getOperands())
-      d.flops += coneFlops(operand, d.edge, seen);
-    double storeCost = 2.0 * static_cast<double>(rowBytes(v));
+    else
+      d.flops = coneFlops(op, flopsPerRow(op), d.edge,
+                          exact ? std::numeric_limits<double>::infinity()
+                                : balance * storeCost);
     bool cheap = d.flops <= balance * storeCost;
     if (d.edge && policy == Policy::Always)
       d.store = false;
@@ -571,8 +575,13 @@ void printReport(llvm::raw_ostream &os, func::FuncOp forward,
 // Splitting
 //===----------------------------------------------------------------------===//
 
-/// A name for a stored value: what computes it and its .gnn line.
-std::string savedName(const Decision &d, llvm::StringSet<> &used) {
+/// A name for a stored value: what computes it (`dropout`, `binary_gt`),
+/// with an ordinal from the second value of a function computed the same way
+/// on (`reduce_sum_2`). Names come from the program alone, never from its
+/// locations, so that editing comments or whitespace of the .gnn file
+/// renames nothing (they name fields of the generated `F_Saved` struct).
+std::string savedName(const Decision &d, llvm::StringSet<> &used,
+                      llvm::StringMap<unsigned> &next) {
   Operation *op = d.value.getDefiningOp();
   std::string stem;
   if (d.softmaxStatistic) {
@@ -581,11 +590,18 @@ std::string savedName(const Decision &d, llvm::StringSet<> &used) {
     stem = describe(op);
     std::replace(stem.begin(), stem.end(), ' ', '_');
   }
-  if (unsigned line = lineOf(op->getLoc()))
-    stem += "_l" + std::to_string(line);
+  // The first free one of stem, stem_2, stem_3, ...; `next` keeps, per
+  // stem, the suffix to try next (names are never released).
+  unsigned &k = next[stem];
   std::string name = stem;
-  for (unsigned i = 2; !used.insert(name).second; ++i)
-    name = stem + "_" + std::to_string(i);
+  if (k == 0) {
+    k = 2;
+    if (used.insert(name).second)
+      return name;
+  }
+  while (!used.insert(name = stem + "_" + std::to_string(k)).second)
+    ++k;
+  ++k;
   return name;
 }
 
@@ -597,9 +613,10 @@ LogicalResult split(func::FuncOp forward, func::FuncOp backward,
   unsigned numArgs = forward.getNumArguments();
   std::vector<std::string> names;
   llvm::StringSet<> used;
+  llvm::StringMap<unsigned> next;
   for (const Decision &d : plan.decisions)
     if (d.store)
-      names.push_back(savedName(d, used));
+      names.push_back(savedName(d, used, next));
 
   // @F.train: the forward, then the cones of the stored values.
   func::FuncOp train = forward.clone();
@@ -645,17 +662,22 @@ LogicalResult split(func::FuncOp forward, func::FuncOp backward,
   eliminateCommonSubexpressions(train);
   eraseDeadOps(train);
 
-  // @F.backward reads the stored values from new arguments.
-  for (auto [k, vn] : llvm::enumerate(llvm::zip(plan.stored, names))) {
-    Value v = std::get<0>(vn);
-    const std::string &name = std::get<1>(vn);
-    unsigned pos = numArgs + static_cast<unsigned>(k);
-    backward.insertArgument(pos, v.getType(),
-                            attrs.getDictionaryAttr(attrs.getNamedAttr(
-                                kSavedAttrName, attrs.getStringAttr(name))),
-                            v.getLoc());
-    v.replaceAllUsesWith(backward.getArgument(pos));
+  // @F.backward reads the stored values from new arguments (inserted at
+  // once: one at a time rebuilds the function type for each).
+  SmallVector<unsigned> positions(plan.stored.size(), numArgs);
+  SmallVector<Type> types;
+  SmallVector<DictionaryAttr> argAttrs;
+  SmallVector<Location> locs;
+  for (auto [v, name] : llvm::zip(plan.stored, names)) {
+    types.push_back(v.getType());
+    argAttrs.push_back(attrs.getDictionaryAttr(
+        attrs.getNamedAttr(kSavedAttrName, attrs.getStringAttr(name))));
+    locs.push_back(v.getLoc());
   }
+  backward.insertArguments(positions, types, argAttrs, locs);
+  for (auto [k, v] : llvm::enumerate(plan.stored))
+    Value(v).replaceAllUsesWith(
+        backward.getArgument(numArgs + static_cast<unsigned>(k)));
   eraseDeadOps(backward);
   return success();
 }
@@ -713,7 +735,9 @@ LogicalResult gnnc::gnn::runRemat(ModuleOp module,
     DenseSet<Value> noValues;
     // Measured before the softmaxes change (they erase values).
     Totals storeAll = totals(
-        Planner(backward, Policy::Never, 0, none, noValues).run(), sizes);
+        Planner(backward, Policy::Never, 0, none, noValues, /*exact=*/false)
+            .run(),
+        sizes);
     SoftmaxRewrites rewrites;
     if (policy != Policy::Never)
       rewriteSoftmaxes(backward, rewrites);
@@ -721,10 +745,13 @@ LogicalResult gnnc::gnn::runRemat(ModuleOp module,
     substituteShapeOperands(backward);
     // Twice: the first plan's stores end the cones of the second.
     Plan first =
-        Planner(backward, policy, options.balance, statistics, noValues).run();
+        Planner(backward, policy, options.balance, statistics, noValues,
+                /*exact=*/false)
+            .run();
     DenseSet<Value> likely(first.stored.begin(), first.stored.end());
-    Plan plan =
-        Planner(backward, policy, options.balance, statistics, likely).run();
+    Plan plan = Planner(backward, policy, options.balance, statistics, likely,
+                        /*exact=*/report != nullptr)
+                    .run();
     if (report)
       printReport(*report, forward, options.policy, options.balance, sizes,
                   plan, storeAll);

@@ -143,6 +143,10 @@ private:
     return constant(b.getFloatAttr(type, value));
   }
   Value boolConst(bool value) { return constant(b.getBoolAttr(value)); }
+  /// Whether `x` is a NaN: unordered with itself.
+  Value isNaN(Value x) {
+    return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
+  }
 
   /// A scratch buffer of `shape`, allocated at the top of the vertex loop.
   Value allocBuffer(ArrayRef<int64_t> shape, Type elementType) {
@@ -315,11 +319,11 @@ Value KernelBuilder::unary(gnn::UnaryFn fn, Value x, double alpha) {
   }
   case UnaryFn::abs:
     return b.create<math::AbsFOp>(loc, x);
-  case UnaryFn::relu: // x > 0 ? x : 0
+  case UnaryFn::relu: // x <= 0 ? 0 : x, so a NaN passes through
   {
-    Value isPositive = positive();
-    Value zero = floatConst(t, 0.0);
-    return b.create<arith::SelectOp>(loc, isPositive, x, zero);
+    Value notPositive = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE,
+                                                x, floatConst(t, 0.0));
+    return b.create<arith::SelectOp>(loc, notPositive, floatConst(t, 0.0), x);
   }
   case UnaryFn::sigmoid: { // 1 / (1 + exp(-x))
     Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, x));
@@ -338,6 +342,7 @@ Value KernelBuilder::unary(gnn::UnaryFn fn, Value x, double alpha) {
     return b.create<arith::MulFOp>(
         loc, half, b.create<arith::AddFOp>(loc, floatConst(t, 1.0), erf));
   }
+  // elu and leaky_relu: a NaN takes the second branch and stays a NaN.
   case UnaryFn::elu: { // x > 0 ? x : alpha * (exp(x) - 1)
     Value em1 = b.create<arith::SubFOp>(loc, b.create<math::ExpOp>(loc, x),
                                         floatConst(t, 1.0));
@@ -365,13 +370,17 @@ Value KernelBuilder::binary(gnn::BinaryFn fn, Value x, Value y) {
     return b.create<arith::MulFOp>(loc, x, y);
   case BinaryFn::div:
     return b.create<arith::DivFOp>(loc, x, y);
-  case BinaryFn::max: { // std::max(x, y): x < y ? y : x
+  // torch.maximum / torch.minimum: a NaN on either side gives a NaN,
+  // otherwise std::max / std::min (x on a tie).
+  case BinaryFn::max: { // x < y || isnan(y) ? y : x
     Value lt = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, y);
-    return b.create<arith::SelectOp>(loc, lt, y, x);
+    Value takeY = b.create<arith::OrIOp>(loc, lt, isNaN(y));
+    return b.create<arith::SelectOp>(loc, takeY, y, x);
   }
-  case BinaryFn::min: { // std::min(x, y): y < x ? y : x
+  case BinaryFn::min: { // y < x || isnan(y) ? y : x
     Value lt = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, y, x);
-    return b.create<arith::SelectOp>(loc, lt, y, x);
+    Value takeY = b.create<arith::OrIOp>(loc, lt, isNaN(y));
+    return b.create<arith::SelectOp>(loc, takeY, y, x);
   }
   case BinaryFn::pow:
     return b.create<math::PowFOp>(loc, x, y);
@@ -1108,4 +1117,5 @@ struct LowerToKernelsPass
 
 void gnnc::gnnk::buildKernelPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createGNNLowerToKernels());
+  pm.addPass(createGNNKBoundScratch());
 }

@@ -26,7 +26,7 @@ namespace gnnc::gnnk {
 #include "gnnc/Dialect/GNNK/Transforms/Passes.h.inc"
 
 /// Adds what `gnnc --emit=kernel-ir` runs after the fusion pipeline:
-/// gnn-lower-to-kernels.
+/// gnn-lower-to-kernels, then gnnk-bound-scratch.
 void buildKernelPipeline(mlir::OpPassManager &pm);
 
 } // namespace gnnc::gnnk

@@ -38,4 +38,26 @@ def GNNLowerToKernels : Pass<"gnn-lower-to-kernels", "mlir::ModuleOp"> {
   ];
 }
 
+def GNNKBoundScratch : Pass<"gnnk-bound-scratch", "mlir::ModuleOp"> {
+  let summary = "Move large per-vertex scratch of kernels off the stack";
+  let description = [{
+    The `memref.alloca`s of a kernel's vertex loop are per-iteration scratch:
+    arrays on the stack of a CPU thread, registers, local or shared memory of
+    a GPU thread group. Their size is known at compile time but unbounded
+    (a 65536-head attention has rows of 2^32 floats), so this pass bounds
+    it: while the f32 scratch of one iteration exceeds `max-bytes`, its
+    largest array that is only loaded and stored becomes one row of a new
+    output of the kernel, `memref<?xS>` indexed by the loop's vertex, and
+    every `gnnk.launch` of the kernel gets the matching result, a `src` or
+    `dst` tensor that the host places in the workspace like any other
+    intermediate. A kernel whose scratch stays over the budget after that
+    is an error.
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"65536",
+           "Bytes of stack scratch one vertex iteration may use">
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // GNNC_DIALECT_GNNK_TRANSFORMS_PASSES_TD

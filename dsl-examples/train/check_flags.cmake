@@ -1,0 +1,76 @@
+# ctest train.flags: gnnc-train rejects malformed and out-of-range numeric
+# flags with one error line and exit status 1, and accepts the extremes of
+# each range; NaN features need --allow-nonfinite. Every run names a --data
+# path (by default one that does not exist), so a value that is wrongly
+# accepted ends in a different error instead of a training run.
+#
+#   cmake -DTRAIN=path/to/gnnc-train -DWORK=scratch/dir -P check_flags.cmake
+if(NOT TRAIN OR NOT WORK)
+  message(FATAL_ERROR "usage: cmake -DTRAIN=gnnc-train -DWORK=dir -P check_flags.cmake")
+endif()
+set(missing "${WORK}/no-such-dataset")
+set(data "${missing}")
+
+# expect_error(<message> <arguments...>): gnnc-train --data <data>
+# <arguments> exits 1 and prints "gnnc-train: error: <message>".
+function(expect_error expected)
+  execute_process(COMMAND "${TRAIN}" --data "${data}" ${ARGN}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  TIMEOUT 60)
+  string(REPLACE ";" " " args "${ARGN}")
+  if(NOT rc EQUAL 1)
+    message(SEND_ERROR "gnnc-train ${args}: exit status ${rc}, expected 1\n${err}")
+  endif()
+  string(FIND "${err}" "gnnc-train: error: ${expected}\n" at)
+  if(at EQUAL -1)
+    message(SEND_ERROR "gnnc-train ${args}: expected the error\n"
+                       "  ${expected}\ngot\n  ${err}")
+  endif()
+endfunction()
+
+set(range "is out of range (expected an integer in")
+expect_error("--epochs: 100000000000000000000 ${range} [1, 1000000])"
+             --epochs 100000000000000000000)
+expect_error("--epochs: 1000001 ${range} [1, 1000000])" --epochs 1000001)
+expect_error("--epochs: 0 ${range} [1, 1000000])" --epochs=0)
+expect_error("--epochs: -5 ${range} [1, 1000000])" --epochs -5)
+expect_error("--epochs: '12x' is not an integer" --epochs 12x)
+expect_error("--epochs: '' is not an integer" --epochs=)
+expect_error("--epochs: ' 7' is not an integer" "--epochs= 7")
+expect_error("--seeds: 10001 ${range} [1, 10000])" --seeds 10001)
+expect_error("--log-every: 99999999999 ${range} [1, 1000000])"
+             --log-every 99999999999)
+expect_error("--seed: 18446744073709551616 ${range} [0, 18446744073709551615])"
+             --seed 18446744073709551616)
+expect_error("--seed: '1.5' is not an integer" --seed 1.5)
+expect_error("--seed 18446744073709551615 with --seeds 2: the last seed is past 2^64 - 1"
+             --seed 18446744073709551615 --seeds 2)
+expect_error("--check-min-test-acc: 1.5 is out of range (expected a number in [0, 1])"
+             --check-min-test-acc 1.5)
+expect_error("--check-min-test-acc: 'nan' is not a number"
+             --check-min-test-acc nan)
+expect_error("--lr: -0.1 is out of range (expected a finite number >= 0)"
+             --lr -0.1)
+expect_error("--lr: 1e999 is out of range (expected a finite number >= 0)"
+             --lr 1e999)
+expect_error("--lr: inf is out of range (expected a finite number >= 0)"
+             --lr inf)
+expect_error("--weight-decay: '5e-4x' is not a number" --weight-decay 5e-4x)
+expect_error("--epochs needs a value" --quiet --epochs)
+
+# The extremes are accepted: the run gets as far as loading the data.
+expect_error("${missing}: cannot open: no such file or directory"
+             --epochs 1000000 --seeds 10000 --log-every 1000000
+             --seed 18446744073709541616 --check-min-test-acc 1 --lr 0
+             --weight-decay 0)
+expect_error("${missing}: cannot open: no such file or directory"
+             --seed 18446744073709551615 --seeds 1 --check-min-test-acc 0)
+
+# NaN and infinite features are an error unless --allow-nonfinite: with it,
+# the 2-node folder loads and is refused only for its sizes.
+get_filename_component(nonfinite "${CMAKE_CURRENT_LIST_DIR}/testdata/nonfinite"
+                       ABSOLUTE)
+set(data "${nonfinite}")
+expect_error("${nonfinite}/x.npy: element [0, 1] is nan (non-finite values are rejected); --allow-nonfinite accepts them")
+expect_error("${nonfinite}: 2 features and 2 classes, but the gcn model for cora was compiled for 1433 and 7"
+             --allow-nonfinite)

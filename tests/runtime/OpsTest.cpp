@@ -1,0 +1,137 @@
+//===- OpsTest.cpp - NaN, infinities and signed zeros in the host ops -----===//
+//
+// Part of gnnc. The elementwise operations of gnnc/runtime/Ops.h on the
+// values where implementations differ: a NaN must come out of every one of
+// them as a NaN (PyTorch's torch.relu, leaky_relu, elu, maximum and minimum
+// propagate it), and the ordinary values around it keep their results
+// (relu(-0) is +0, max and min return their first operand on a tie).
+//
+//===----------------------------------------------------------------------===//
+
+#include "gnnc/runtime/Ops.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+using namespace gnnc;
+
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+/// Bit patterns agree, or both are NaNs (of any payload or sign).
+bool sameValue(float got, float want) {
+  if (std::isnan(want))
+    return std::isnan(got);
+  return std::memcmp(&got, &want, sizeof(float)) == 0;
+}
+
+void expectValues(const std::vector<float> &got, const std::vector<float> &want,
+                  const char *what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_TRUE(sameValue(got[i], want[i]))
+        << what << " element " << i << ": got " << got[i] << " (sign "
+        << std::signbit(got[i]) << "), want " << want[i] << " (sign "
+        << std::signbit(want[i]) << ")";
+}
+
+// The inputs of the unary tests, and what each function gives for them.
+const std::vector<float> kX = {kNaN, -kNaN, -2.0f, -0.0f,
+                               0.0f, 3.0f,  kInf,  -kInf};
+
+using UnaryFn = void (*)(const float *, float *, int64_t);
+
+std::vector<float> apply(UnaryFn fn, const std::vector<float> &x) {
+  std::vector<float> y(x.size(), 12345.0f);
+  fn(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  return y;
+}
+
+TEST(OpsNaN, Relu) {
+  // x <= 0 gives +0; a NaN is not <= 0.
+  expectValues(apply(rt::relu, kX),
+               {kNaN, kNaN, 0.0f, 0.0f, 0.0f, 3.0f, kInf, 0.0f}, "relu");
+}
+
+TEST(OpsNaN, LeakyReluAndElu) {
+  std::vector<float> y(kX.size());
+  rt::leakyRelu(kX.data(), y.data(), static_cast<int64_t>(kX.size()), 0.5f);
+  // 0.5 * -0 is -0; 0.5 * -inf is -inf.
+  expectValues(y, {kNaN, kNaN, -1.0f, -0.0f, 0.0f, 3.0f, kInf, -kInf},
+               "leaky_relu");
+  rt::elu(kX.data(), y.data(), static_cast<int64_t>(kX.size()), 2.0f);
+  // alpha (e^x - 1): e^-2 - 1 = -0.8646647; e^0 - 1 = 0 for both zeros;
+  // e^-inf - 1 = -1.
+  float em2 = 2.0f * (std::exp(-2.0f) - 1.0f);
+  ASSERT_TRUE(std::isnan(y[0]) && std::isnan(y[1])) << y[0] << " " << y[1];
+  EXPECT_NEAR(y[2], em2, 1e-6f);
+  EXPECT_EQ(y[3], 0.0f);
+  EXPECT_EQ(y[4], 0.0f);
+  EXPECT_EQ(y[5], 3.0f);
+  EXPECT_EQ(y[6], kInf);
+  EXPECT_EQ(y[7], -2.0f);
+  // The vectorised chunks of elu start every 2^14 elements: a NaN far from
+  // the first one is handled alike.
+  std::vector<float> big(40000, -1.0f), out(big.size());
+  big[16384 + 5] = kNaN;
+  rt::elu(big.data(), out.data(), static_cast<int64_t>(big.size()), 1.0f);
+  EXPECT_TRUE(std::isnan(out[16384 + 5]));
+  EXPECT_NEAR(out[16384 + 6], std::exp(-1.0f) - 1.0f, 1e-6f);
+}
+
+TEST(OpsNaN, OtherUnaryFunctionsKeepNaN) {
+  for (UnaryFn fn : {rt::neg, rt::exp, rt::log, rt::sqrt, rt::rsqrt, rt::abs,
+                     rt::sigmoid, rt::tanh, rt::gelu, rt::erf}) {
+    std::vector<float> y = apply(fn, {kNaN, -kNaN});
+    EXPECT_TRUE(std::isnan(y[0]) && std::isnan(y[1]));
+  }
+}
+
+/// `fn(a, b)` on two vectors of one shape.
+std::vector<float> apply2(decltype(&rt::max) fn, const std::vector<float> &a,
+                          const std::vector<float> &b) {
+  rt::Shape shape;
+  shape.rank = 1;
+  shape.dims[0] = static_cast<int64_t>(a.size());
+  std::vector<float> out(a.size(), 12345.0f);
+  fn(a.data(), shape, b.data(), shape, out.data(), shape);
+  return out;
+}
+
+TEST(OpsNaN, MaxAndMinPropagateNaNFromEitherSide) {
+  const std::vector<float> a = {kNaN, 1.0f, kNaN, -0.0f, 0.0f, 2.0f, -kInf};
+  const std::vector<float> b = {1.0f, kNaN, kNaN, 0.0f, -0.0f, -3.0f, kNaN};
+  // Ties return the first operand: max(-0, +0) is -0, max(+0, -0) is +0.
+  expectValues(apply2(rt::max, a, b),
+               {kNaN, kNaN, kNaN, -0.0f, 0.0f, 2.0f, kNaN}, "max");
+  expectValues(apply2(rt::min, a, b),
+               {kNaN, kNaN, kNaN, -0.0f, 0.0f, -3.0f, kNaN}, "min");
+  // gt is false against a NaN, as torch.gt.
+  expectValues(apply2(rt::gt, a, b), {0, 0, 0, 0, 0, 1, 0}, "gt");
+}
+
+TEST(OpsNaN, MaxWithABroadcastScalar) {
+  // The vectorised paths where one operand is a broadcast scalar.
+  rt::Shape row, one;
+  row.rank = one.rank = 1;
+  row.dims[0] = 4;
+  one.dims[0] = 1;
+  const std::vector<float> x = {kNaN, -1.0f, 0.5f, 2.0f};
+  const float half = 0.5f, nan = kNaN;
+  std::vector<float> out(4);
+  rt::max(x.data(), row, &half, one, out.data(), row);
+  expectValues(out, {kNaN, 0.5f, 0.5f, 2.0f}, "max(x, 0.5)");
+  rt::max(&half, one, x.data(), row, out.data(), row);
+  expectValues(out, {kNaN, 0.5f, 0.5f, 2.0f}, "max(0.5, x)");
+  rt::min(x.data(), row, &nan, one, out.data(), row);
+  expectValues(out, {kNaN, kNaN, kNaN, kNaN}, "min(x, nan)");
+}
+
+} // namespace
