@@ -1392,6 +1392,31 @@ LogicalResult HostModulePrinter::planFunction(HostFunc &f) {
   return success();
 }
 
+/// `get(i)` and `set(i, data)` of a struct of float pointers `fields`
+/// (`what` names one in the comment: "Parameter").
+static void printPointerAccessors(CodeWriter &w, llvm::StringRef what,
+                                  llvm::ArrayRef<std::string> fields) {
+  w.line("/// " + what.str() + " `i`, in the order above.");
+  w.line("float *get(int i) const {");
+  w.indent();
+  w.line("switch (i) {");
+  for (auto [i, field] : llvm::enumerate(fields))
+    w.line("case " + std::to_string(i) + ": return " + field + ";");
+  w.line("default: return nullptr;");
+  w.line("}");
+  w.dedent();
+  w.line("}");
+  w.line("void set(int i, float *data) {");
+  w.indent();
+  w.line("switch (i) {");
+  for (auto [i, field] : llvm::enumerate(fields))
+    w.line("case " + std::to_string(i) + ": " + field + " = data; break;");
+  w.line("default: break;");
+  w.line("}");
+  w.dedent();
+  w.line("}");
+}
+
 void HostModulePrinter::printParamStruct(CodeWriter &w, const ParamStruct &p) {
   std::string owner = p.name.substr(0, p.name.size() - 7);
   if (p.fields.empty()) {
@@ -1458,26 +1483,7 @@ void HostModulePrinter::printParamStruct(CodeWriter &w, const ParamStruct &p) {
   w.line("static constexpr int64_t kNumElements[kNumParams] = {" + sizes +
          "};");
   w.blank();
-  w.line("/// Parameter `i`, in the order above.");
-  w.line("float *get(int i) const {");
-  w.indent();
-  w.line("switch (i) {");
-  for (size_t i = 0; i < n; ++i)
-    w.line("case " + std::to_string(i) + ": return " + p.fields[i] + ";");
-  w.line("default: return nullptr;");
-  w.line("}");
-  w.dedent();
-  w.line("}");
-  w.line("void set(int i, float *data) {");
-  w.indent();
-  w.line("switch (i) {");
-  for (size_t i = 0; i < n; ++i)
-    w.line("case " + std::to_string(i) + ": " + p.fields[i] +
-           " = data; break;");
-  w.line("default: break;");
-  w.line("}");
-  w.dedent();
-  w.line("}");
+  printPointerAccessors(w, "Parameter", p.fields);
   w.dedent();
   w.line("};");
   w.blank();
@@ -1518,26 +1524,7 @@ void HostModulePrinter::printSavedStruct(CodeWriter &w, const SavedStruct &s) {
     w.line("/// The names of the saved values, in the order above.");
     w.line("static constexpr const char *kNames[kNumSaved] = {" + names + "};");
     w.blank();
-    w.line("/// Tensor `i`, in the order above.");
-    w.line("float *get(int i) const {");
-    w.indent();
-    w.line("switch (i) {");
-    for (size_t i = 0; i < n; ++i)
-      w.line("case " + std::to_string(i) + ": return " + s.fields[i] + ";");
-    w.line("default: return nullptr;");
-    w.line("}");
-    w.dedent();
-    w.line("}");
-    w.line("void set(int i, float *data) {");
-    w.indent();
-    w.line("switch (i) {");
-    for (size_t i = 0; i < n; ++i)
-      w.line("case " + std::to_string(i) + ": " + s.fields[i] +
-             " = data; break;");
-    w.line("default: break;");
-    w.line("}");
-    w.dedent();
-    w.line("}");
+    printPointerAccessors(w, "Tensor", s.fields);
   } else {
     w.line("/// Nothing is saved: no names.");
     w.line("static constexpr const char *const *kNames = nullptr;");
