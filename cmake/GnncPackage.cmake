@@ -6,7 +6,7 @@
 #   * makes gnnc_add_model() (cmake/gnncModel.cmake) usable in this tree,
 #     through the aliases gnnc::gnnc, gnnc::runtime and gnnc::ops;
 #   * installs the gnnc executable, the static libraries gnnc_runtime and
-#     gnnc_ops with their headers, the bundled datasets, and a CMake package
+#     gnnc_ops and the header-only gnnc_abi with their headers, the bundled datasets, and a CMake package
 #     (lib/cmake/gnnc: gnncConfig.cmake, gnncConfigVersion.cmake,
 #     gnncTargets.cmake, gnncModel.cmake), so that another project can say
 #
@@ -14,9 +14,11 @@
 #       gnnc_add_model(my_model SOURCES model.gnn BACKEND cpu TRAINING)
 #       target_link_libraries(my_app PRIVATE my_model)
 #
-#   * optionally (GNNC_BUILD_TRAIN_DEMO) builds dsl-examples/train in this
-#     tree and registers its short training run as the ctest test
-#     train.gcn-cora.
+#   * optionally (GNNC_BUILD_TRAIN_DEMO) builds dsl-examples/train, the
+#     minimal training program train-gcn, in this tree and registers its
+#     short training run as the ctest test train-gcn.runs (the top-level
+#     CMakeLists.txt then adds the training harness gnnc-train,
+#     tools/benchmarks/train, and its tests train.*).
 #
 #   cmake --install build --prefix build/install
 #
@@ -28,6 +30,7 @@ include(CMakePackageConfigHelpers)
 #===- In-tree use ---------------------------------------------------------===#
 
 add_executable(gnnc::gnnc ALIAS gnnc)
+add_library(gnnc::abi ALIAS gnnc_abi)
 add_library(gnnc::runtime ALIAS gnnc_runtime)
 add_library(gnnc::ops ALIAS gnnc_ops)
 include("${CMAKE_CURRENT_LIST_DIR}/gnncModel.cmake")
@@ -57,8 +60,10 @@ set(GNNC_INSTALL_DATADIR "${CMAKE_INSTALL_DATADIR}/gnnc/data" CACHE STRING
     "Where the bundled datasets are installed, relative to the prefix")
 
 # The names the targets have in the package: gnnc::gnnc, gnnc::runtime,
-# gnnc::ops (and gnnc::openmp, the OpenMP flags that gnnc::ops carries).
+# gnnc::ops (and gnnc::abi, the header-only part of the runtime, and
+# gnnc::openmp, the OpenMP flags that gnnc::ops carries).
 set_target_properties(gnnc PROPERTIES EXPORT_NAME gnnc)
+set_target_properties(gnnc_abi PROPERTIES EXPORT_NAME abi)
 set_target_properties(gnnc_runtime PROPERTIES EXPORT_NAME runtime)
 set_target_properties(gnnc_ops PROPERTIES EXPORT_NAME ops)
 set_target_properties(gnnc_openmp PROPERTIES EXPORT_NAME openmp)
@@ -73,7 +78,7 @@ endforeach()
 
 install(TARGETS gnnc EXPORT gnncTargets
         RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
-install(TARGETS gnnc_runtime gnnc_ops gnnc_openmp EXPORT gnncTargets
+install(TARGETS gnnc_abi gnnc_runtime gnnc_ops gnnc_openmp EXPORT gnncTargets
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
         INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/runtime/include/gnnc"
@@ -89,8 +94,9 @@ install(EXPORT gnncTargets
         FILE gnncTargets.cmake
         DESTINATION "${GNNC_INSTALL_CMAKEDIR}")
 
-# What the config file must find again in the consuming project: the link
-# dependencies of gnnc::ops, as runtime/CMakeLists.txt found them here.
+# What the config file must find again in the consuming project: {fmt}
+# (gnnc::runtime and gnnc::cuda link fmt::fmt) and the link dependencies of
+# gnnc::ops, as runtime/CMakeLists.txt found them here.
 get_target_property(_gnnc_openmp_libs gnnc_openmp INTERFACE_LINK_LIBRARIES)
 if(_gnnc_openmp_libs AND "OpenMP::OpenMP_CXX" IN_LIST _gnnc_openmp_libs)
   set(GNNC_PACKAGE_NEEDS_OPENMP ON)
@@ -122,7 +128,7 @@ install(FILES "${PROJECT_BINARY_DIR}/package/gnncConfig.cmake"
 #===- The training demo in this tree (optional) --------------------------===#
 
 option(GNNC_BUILD_TRAIN_DEMO
-       "Build dsl-examples/train (gnnc-train) in this tree with gnnc_add_model, and its ctest" OFF)
+       "Build the training programs in this tree with gnnc_add_model, and their ctests: dsl-examples/train (train-gcn) and tools/benchmarks/train (gnnc-train)" OFF)
 if(GNNC_BUILD_TRAIN_DEMO)
   add_subdirectory("${PROJECT_SOURCE_DIR}/dsl-examples/train"
                    "${PROJECT_BINARY_DIR}/dsl-examples/train")

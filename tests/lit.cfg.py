@@ -9,6 +9,7 @@
 #
 # Substitutions:
 #   %gnnc      absolute path of this build's gnnc
+#   %gnn-translate  absolute path of this build's gnn-translate
 #   %examples  absolute path of the repository's dsl-examples/ directory
 #   %nvcc      nvcc, when CUDA is enabled (feature "nvcc")
 # FileCheck, not and count come from LLVM 19 (PATH is set up below).
@@ -41,6 +42,8 @@ config.environment["PATH"] = os.pathsep.join(
 gnnc_path = os.path.join(config.gnnc_tools_dir, "gnnc")
 examples_dir = os.path.join(config.gnnc_src_root, "dsl-examples")
 config.substitutions.append(("%gnnc", gnnc_path))
+config.substitutions.append(
+    ("%gnn-translate", os.path.join(config.gnnc_tools_dir, "gnn-translate")))
 config.substitutions.append(("%examples", examples_dir))
 
 if config.gnnc_sanitized:

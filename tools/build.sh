@@ -6,6 +6,10 @@
 #
 # Extra arguments after the mode go to the CMake configure step. Set
 # GNNC_WERROR=ON in the environment to turn warnings into errors (CI does).
+# GNNC_BUILD_TESTS=OFF builds gnnc, its tools and runtime libraries only
+# (what `cmake --install` installs; tools/demo.sh does this); by default
+# the unit tests, the lit suite's tools and everything else the tests need
+# are built too, also in a tree configured with OFF before.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -18,6 +22,7 @@ werror=()
 if [[ -n ${GNNC_WERROR:-} ]]; then
   werror=(-DGNNC_WERROR="$GNNC_WERROR")
 fi
+tests=(-DGNNC_BUILD_TESTS="${GNNC_BUILD_TESTS:-ON}")
 
 # A build tree configured with another generator or compiler cannot be
 # reconfigured in place; start it afresh.
@@ -37,7 +42,7 @@ case "$mode" in
     fresh_if_mismatch "$builddir" g++
     CC=gcc CXX=g++ cmake -S . -B "$builddir" -G Ninja \
       -DCMAKE_BUILD_TYPE=Release \
-      "${werror[@]}" \
+      "${werror[@]}" "${tests[@]}" \
       "$@" >/dev/null
     ;;
   asan)
@@ -49,7 +54,7 @@ case "$mode" in
       -DGNNC_SANITIZERS=address,undefined \
       -DGNNC_BUILD_FUZZER=ON \
       -DGNNC_ENABLE_CUDA=OFF \
-      "${werror[@]}" \
+      "${werror[@]}" "${tests[@]}" \
       "$@" >/dev/null
     ;;
   *)

@@ -8,8 +8,8 @@
 #   tools/compare-generated.sh --diff REF OUT     compare two folders
 #
 # The cases: every dsl-examples/*.gnn as written; every layer and model with
-# the small hyper-parameters and the PyG golden cases, as tests/cpp and
-# tests/cuda compile them; every tests/**/*.gnn (most of tests/Frontend/errors
+# the small hyper-parameters and the PyG golden cases, as tests/Target/Exec
+# compiles them; every tests/**/*.gnn (most of tests/Frontend/errors
 # fail, and their messages are compared); two generated programs of the
 # compile-time benchmark (tools/benchmarks/compile_scaling.py). Each case is
 # compiled with --emit=cpp, --emit=cpp --training, --target=cuda --emit=cuda
@@ -69,7 +69,7 @@ cases = []
 for gnn in sorted(glob.glob("dsl-examples/*.gnn")):
     cases.append(["ex_" + os.path.basename(gnn)[:-4], gnn])
 rows = []
-for cmake in ["tests/cpp/CMakeLists.txt", "tests/cuda/CMakeLists.txt"]:
+for cmake in ["tests/Target/Exec/CMakeLists.txt"]:
     with open(cmake) as f:
         for m in re.finditer(r'"(\w+)\|(\w+)\|([^"]*)"', f.read()):
             if m.groups() not in rows:

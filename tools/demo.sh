@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# gnnc demo: builds the compiler, checks every example, installs gnnc as a
-# CMake package into build/install, builds the out-of-tree program
-# dsl-examples/train against it (find_package(gnnc) + gnnc_add_model), and
-# trains GCN and GAT on Cora and Citeseer: 200 epochs, 5 seeds each, with
-# the mean test accuracy, its standard deviation and the time per epoch.
+# gnnc demo: builds the compiler and its runtime libraries (not the tests:
+# tools/test.sh builds those), checks every example, installs gnnc as a
+# CMake package into build/install, and builds two out-of-tree programs
+# against it (find_package(gnnc) + gnnc_add_model):
+#
+#   dsl-examples/train      train-gcn, the minimal training program: GCN on
+#                           Cora, GNNC_DEMO_EXAMPLE_EPOCHS epochs (200)
+#   tools/benchmarks/train  gnnc-train, the training harness: GCN and GAT on
+#                           Cora and Citeseer, 200 epochs, 5 seeds each, with
+#                           the mean test accuracy, its standard deviation
+#                           and the time per epoch
 #
 #   GNNC_DEMO_SEEDS=5 GNNC_DEMO_EPOCHS=200 bash tools/demo.sh
 set -euo pipefail
@@ -17,13 +23,16 @@ export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 SEEDS=${GNNC_DEMO_SEEDS:-5}
 EPOCHS=${GNNC_DEMO_EPOCHS:-200}
 LOG_EVERY=${GNNC_DEMO_LOG_EVERY:-50}
+EXAMPLE_EPOCHS=${GNNC_DEMO_EXAMPLE_EPOCHS:-200}
 
 echo "== Installing dependencies"
 bash tools/install-deps.sh
 
 echo
-echo "== Building gnnc (Release, build/)"
-bash tools/build.sh release
+echo "== Building gnnc and its runtime libraries (Release, build/; the tests are built by tools/test.sh)"
+# Only what `cmake --install` installs; tools/build.sh without
+# GNNC_BUILD_TESTS=OFF (tools/test.sh) builds the rest in the same tree.
+GNNC_BUILD_TESTS=OFF bash tools/build.sh release -DGNNC_BUILD_TRAIN_DEMO=OFF
 
 echo
 echo "== Checking and lowering dsl-examples/*.gnn"
@@ -51,8 +60,17 @@ build/bin/gnnc dsl-examples/gcn.gnn --emit=cpp --training --entry=GCN -o build/d
 grep -E '^gnnc::rt::Status GCN(_train|_backward)?\(' build/demo-gcn-cpp/gcn.h | sed 's/^/  /'
 
 echo
-echo "== Installing gnnc into build/install and building dsl-examples/train against it"
-bash tools/build-train-app.sh build build/install build/train
+echo "== Installing gnnc into build/install and building dsl-examples/train (train-gcn) against it"
+GNNC_TRAIN_APPS=example bash tools/build-train-app.sh build build/install build/train build/train-gcn
+
+echo
+echo "== The minimal program: GCN on Cora, ${EXAMPLE_EPOCHS} epochs (dsl-examples/train/main.cpp; every 20th epoch shown)"
+build/train-gcn/train-gcn "$EXAMPLE_EPOCHS" | tee build/train-gcn/demo.log |
+  awk '!/^epoch/ || $2 <= 3 || $2 % 20 == 0' | sed 's/^/  /'
+
+echo
+echo "== Building the training harness tools/benchmarks/train (gnnc-train) against build/install"
+GNNC_TRAIN_APPS=harness bash tools/build-train-app.sh build build/install build/train build/train-gcn
 
 echo
 echo "== Training: ${EPOCHS} epochs, ${SEEDS} seeds per model and dataset"

@@ -2,12 +2,14 @@
 # gnnc's full test run (what CI runs through .ci/run):
 #   1. install dependencies
 #   2. Release build (gcc, -Werror) in build/
-#   3. unit + lit tests on it (with dsl-examples/train built in-tree by
-#      gnnc_add_model and its short training run, ctest train.gcn-cora)
-#   4. the CMake package: install build/ into a temporary prefix, build the
-#      out-of-tree dsl-examples/train against it (find_package(gnnc)), and
-#      train GCN on Cora for 60 epochs (the loss must fall and the test
-#      accuracy reach 70%)
+#   3. unit + lit tests on it (with the training harness tools/benchmarks/train
+#      and the minimal program dsl-examples/train built in-tree by
+#      gnnc_add_model, and their short training runs, ctest train.* and
+#      train-gcn.runs)
+#   4. the CMake package: install build/ into a temporary prefix, build both
+#      training programs out of tree against it (find_package(gnnc)), and
+#      train GCN on Cora for 60 epochs with each (the test accuracy must
+#      reach 70%)
 #   5. clang-19 ASan+UBSan build with the fuzzer in build-asan/, unit + lit
 #      tests (+ fuzzer seed replay) on it
 #   6. 60 s of fuzzing the front end, then 25 s each of the --define,
@@ -56,7 +58,7 @@ bash tools/build.sh release -DGNNC_BUILD_TRAIN_DEMO=ON
 section "3/7 Tests: Release build"
 run_ctest build
 
-section "4/7 CMake package: install, out-of-tree dsl-examples/train, short training"
+section "4/7 CMake package: install, out-of-tree training programs, short training"
 pkg_tmp=$(mktemp -d "${TMPDIR:-/tmp}/gnnc-package.XXXXXX")
 trap 'rm -rf "$pkg_tmp"' EXIT
 GNNC_APP_CXXFLAGS="-Wall -Wextra -Werror" \
@@ -64,6 +66,8 @@ GNNC_APP_CXXFLAGS="-Wall -Wextra -Werror" \
 OPENBLAS_NUM_THREADS=1 "$pkg_tmp/train/gnnc-train" --model gcn --dataset cora --epochs 60 --seeds 1 \
   --log-every 10 --check-min-test-acc 0.70 | tee "$pkg_tmp/train.log"
 package_summary=$(grep -E '^check passed' "$pkg_tmp/train.log")
+OPENBLAS_NUM_THREADS=1 "$pkg_tmp/train-gcn/train-gcn" 60 | tee "$pkg_tmp/train-gcn.log"
+example_summary=$(grep -E '^test accuracy after 60 epochs: 0\.[7-9]' "$pkg_tmp/train-gcn.log")
 rm -rf "$pkg_tmp"
 trap - EXIT
 
@@ -118,6 +122,7 @@ echo "fuzz: the front end ${FUZZ_SECONDS}s without a crash, leak or timeout"
 echo "fuzz: --define values and the runtime's readers ${GNNC_MORE_FUZZ_SECONDS:-25}s each without a crash"
 echo "bench: the smoke run completed (${bench_json})"
 echo "package: installed, out-of-tree gnnc-train built and trained: ${package_summary}"
+echo "package: out-of-tree train-gcn built and trained: ${example_summary}"
 echo "Release build (build/):"
 ctest_summary build
 echo "ASan+UBSan build (build-asan/):"

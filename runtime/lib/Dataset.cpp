@@ -15,6 +15,8 @@
 
 #include "gnnc/runtime/Npy.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -60,12 +62,7 @@ std::string joinPath(const std::string &dir, const std::string &name) {
   return dir + "/" + name;
 }
 
-std::string hex64(uint64_t value) {
-  char buf[19];
-  std::snprintf(buf, sizeof(buf), "0x%016llx",
-                static_cast<unsigned long long>(value));
-  return buf;
-}
+std::string hex64(uint64_t value) { return fmt::format("{:#018x}", value); }
 
 uint64_t fnv1a64(const unsigned char *data, size_t size) {
   uint64_t hash = 0xcbf29ce484222325ull;
@@ -109,8 +106,7 @@ Status readWholeFile(const std::string &path,
   try {
     bytes.assign(static_cast<size_t>(size), 0);
   } catch (const std::bad_alloc &) {
-    return fileError(path, "out of memory reading " + std::to_string(size) +
-                               " bytes");
+    return fileError(path, fmt::format("out of memory reading {} bytes", size));
   }
   if (size > 0 && std::fread(bytes.data(), 1, bytes.size(), file) != size) {
     if (std::ferror(file))
@@ -134,9 +130,8 @@ public:
       if (Status s = decode(ds); !s.ok())
         return s;
     } catch (const std::bad_alloc &) {
-      return error("out of memory loading " + std::to_string(N) + " nodes, " +
-                   std::to_string(F) + " features and " + std::to_string(E) +
-                   " edges");
+      return error(fmt::format(
+          "out of memory loading {} nodes, {} features and {} edges", N, F, E));
     }
     out = std::move(ds);
     return Status::success();
@@ -155,19 +150,19 @@ private:
       return error("not a gnnc dataset bundle (bad magic string)");
     size_t minSize = kHeaderSize + kChecksumSize;
     if (size < minSize)
-      return error("file is truncated: " + std::to_string(size) +
-                   " bytes, but a dataset bundle has at least " +
-                   std::to_string(minSize));
+      return error(fmt::format("file is truncated: {} bytes, but a dataset "
+                               "bundle has at least {}",
+                               size, minSize));
     const unsigned char *h = Bytes.data();
     uint32_t version = loadU32(h + 8);
     if (version != kVersion)
-      return error("unsupported bundle version " + std::to_string(version) +
-                   " (this runtime reads version " + std::to_string(kVersion) +
-                   ")");
+      return error(fmt::format(
+          "unsupported bundle version {} (this runtime reads version {})",
+          version, kVersion));
     uint32_t flags = loadU32(h + 12);
     if (flags != 0)
-      return error("unsupported flags " + hex64(flags) + " (version " +
-                   std::to_string(kVersion) + " defines none)");
+      return error(fmt::format("unsupported flags {} (version {} defines none)",
+                               hex64(flags), kVersion));
     N = loadU32(h + 16);
     F = loadU32(h + 20);
     E = loadU32(h + 24);
@@ -177,59 +172,54 @@ private:
     uint64_t after = size - kHeaderSize;
     uint64_t needed = PayloadSize + kChecksumSize;
     if (PayloadSize > after || needed > after)
-      return error("file is truncated: the header announces " +
-                   std::to_string(PayloadSize) +
-                   " payload bytes and an 8-byte checksum, but only " +
-                   std::to_string(after) + " bytes follow the header");
+      return error(fmt::format(
+          "file is truncated: the header announces {} payload bytes and an "
+          "8-byte checksum, but only {} bytes follow the header",
+          PayloadSize, after));
     if (needed < after)
-      return error("trailing data: the header announces " +
-                   std::to_string(PayloadSize) +
-                   " payload bytes and an 8-byte checksum, but " +
-                   std::to_string(after) + " bytes follow the header");
+      return error(fmt::format(
+          "trailing data: the header announces {} payload bytes and an "
+          "8-byte checksum, but {} bytes follow the header",
+          PayloadSize, after));
     size_t covered = kHeaderSize + static_cast<size_t>(PayloadSize);
     uint64_t stored = loadU64(h + covered);
     uint64_t computed = fnv1a64(h, covered);
     if (stored != computed)
-      return error("checksum mismatch (stored " + hex64(stored) +
-                   ", computed " + hex64(computed) + "): the file is corrupt");
+      return error(fmt::format(
+          "checksum mismatch (stored {}, computed {}): the file is corrupt",
+          hex64(stored), hex64(computed)));
 
     // The sizes the header implies must fit in the payload.
     if (C == 0 && N > 0)
-      return error("the header says 0 classes for " + std::to_string(N) +
-                   " nodes");
+      return error(fmt::format("the header says 0 classes for {} nodes", N));
     if (C > kMaxClasses)
-      return error("the header says " + std::to_string(C) +
-                   " classes; a bundle holds at most " +
-                   std::to_string(kMaxClasses) +
-                   " (labels are stored in one byte)");
+      return error(fmt::format("the header says {} classes; a bundle holds at "
+                               "most {} (labels are stored in one byte)",
+                               C, kMaxClasses));
     IndexWidth = N <= 65536 ? 2 : 4;
     MaskBytes = (N + 7) / 8;
     uint64_t fixed = 2 * E * IndexWidth + N + 3 * MaskBytes;
     if (fixed > PayloadSize)
-      return error("payload of " + std::to_string(PayloadSize) +
-                   " bytes is too small for " + std::to_string(E) +
-                   " edges and " + std::to_string(N) + " nodes (they need " +
-                   std::to_string(fixed) + " bytes)");
+      return error(fmt::format("payload of {} bytes is too small for {} edges "
+                               "and {} nodes (they need {} bytes)",
+                               PayloadSize, E, N, fixed));
     FeatureBytes = PayloadSize - fixed;
     if (NNZ > FeatureBytes)
-      return error("the header says " + std::to_string(NNZ) +
-                   " nonzero features, but the feature section has only " +
-                   std::to_string(FeatureBytes) + " bytes");
+      return error(fmt::format("the header says {} nonzero features, but the "
+                               "feature section has only {} bytes",
+                               NNZ, FeatureBytes));
     uint64_t elements;
     if (__builtin_mul_overflow(N, F, &elements) ||
         elements > std::vector<float>().max_size())
-      return error(std::to_string(N) + "x" + std::to_string(F) +
-                   " features do not fit in memory");
+      return error(fmt::format("{}x{} features do not fit in memory", N, F));
     // N and F are below 2^32, so this does not overflow; nor does the limit
     // for files below 2^48 bytes.
     uint64_t denseBytes = elements * sizeof(float);
     if (size < (uint64_t{1} << 48) && denseBytes > size * kMaxFeatureExpansion)
-      return error(
-          "the header says " + std::to_string(N) + "x" + std::to_string(F) +
-          " features (" + std::to_string(denseBytes) +
-          " bytes as float32), more than " +
-          std::to_string(kMaxFeatureExpansion) + " times the size of the " +
-          std::to_string(size) + "-byte file");
+      return error(fmt::format(
+          "the header says {}x{} features ({} bytes as float32), more than {} "
+          "times the size of the {}-byte file",
+          N, F, denseBytes, kMaxFeatureExpansion, size));
     return Status::success();
   }
 
@@ -270,19 +260,18 @@ private:
     uint64_t total = 0;
     for (size_t row = 0; row < numNodes; ++row) {
       auto rowError = [&](const std::string &message) {
-        return error("feature row " + std::to_string(row) + ": " + message);
+        return error(fmt::format("feature row {}: {}", row, message));
       };
       uint64_t count;
       if (!readVarint(featureEnd, count))
         return rowError("malformed or truncated column count");
       if (count > F)
-        return rowError(std::to_string(count) +
-                        " nonzero columns, but there are only " +
-                        std::to_string(F) + " features");
+        return rowError(fmt::format(
+            "{} nonzero columns, but there are only {} features", count, F));
       total += count;
       if (total > NNZ)
-        return rowError("more nonzero features than the " +
-                        std::to_string(NNZ) + " the header announces");
+        return rowError(fmt::format(
+            "more nonzero features than the {} the header announces", NNZ));
       uint64_t next = 0; // The smallest column the next entry may have.
       for (uint64_t i = 0; i < count; ++i) {
         uint64_t gap;
@@ -290,19 +279,18 @@ private:
           return rowError("malformed or truncated column gap");
         uint64_t col = next + gap;
         if (col >= F)
-          return rowError("column " + std::to_string(col) + " is outside [0, " +
-                          std::to_string(F) + ")");
+          return rowError(fmt::format("column {} is outside [0, {})", col, F));
         ds.X[row * numFeatures + static_cast<size_t>(col)] = 1.0f;
         next = col + 1;
       }
     }
     if (total != NNZ)
-      return error("the feature section holds " + std::to_string(total) +
-                   " nonzero features, but the header announces " +
-                   std::to_string(NNZ));
+      return error(fmt::format("the feature section holds {} nonzero features, "
+                               "but the header announces {}",
+                               total, NNZ));
     if (Pos != featureEnd)
-      return error("the feature section has " +
-                   std::to_string(featureEnd - Pos) + " unused bytes");
+      return error(fmt::format("the feature section has {} unused bytes",
+                               featureEnd - Pos));
 
     // Edges: all sources, then all destinations.
     size_t numEdges = static_cast<size_t>(E);
@@ -313,10 +301,8 @@ private:
       for (size_t e = 0; e < numEdges; ++e) {
         uint64_t v = readIndex();
         if (v >= N)
-          return error("edge " + std::to_string(e) +
-                       (side == 0 ? ": source " : ": destination ") +
-                       std::to_string(v) + " is outside [0, " +
-                       std::to_string(N) + ")");
+          return error(fmt::format("edge {}: {} {} is outside [0, {})", e,
+                                   side == 0 ? "source" : "destination", v, N));
         ends[e] = static_cast<int64_t>(v);
       }
     }
@@ -326,9 +312,8 @@ private:
     for (size_t v = 0; v < numNodes; ++v) {
       uint64_t label = Bytes[Pos++];
       if (label >= C)
-        return error("node " + std::to_string(v) + ": label " +
-                     std::to_string(label) + " is outside [0, " +
-                     std::to_string(C) + ")");
+        return error(
+            fmt::format("node {}: label {} is outside [0, {})", v, label, C));
       ds.Y[v] = static_cast<int64_t>(label);
     }
 
@@ -395,23 +380,20 @@ Status loadNpyDir(const std::string &dir, Dataset &out,
   const int64_t *dst = src ? src + numEdges : nullptr;
   for (int64_t e = 0; e < numEdges; ++e) {
     if (src[e] < 0 || src[e] >= n)
-      return fileError(edgePath, "edge " + std::to_string(e) + ": source " +
-                                     std::to_string(src[e]) +
-                                     " is outside [0, " + std::to_string(n) +
-                                     ")");
+      return fileError(
+          edgePath,
+          fmt::format("edge {}: source {} is outside [0, {})", e, src[e], n));
     if (dst[e] < 0 || dst[e] >= n)
-      return fileError(edgePath, "edge " + std::to_string(e) +
-                                     ": destination " + std::to_string(dst[e]) +
-                                     " is outside [0, " + std::to_string(n) +
-                                     ")");
+      return fileError(edgePath,
+                       fmt::format("edge {}: destination {} is outside [0, {})",
+                                   e, dst[e], n));
   }
   const int64_t *labels = y.data<int64_t>();
   int64_t maxLabel = -1;
   for (int64_t v = 0; v < n; ++v) {
     if (labels[v] < 0)
-      return fileError(labelPath, "node " + std::to_string(v) +
-                                      ": negative label " +
-                                      std::to_string(labels[v]));
+      return fileError(labelPath,
+                       fmt::format("node {}: negative label {}", v, labels[v]));
     maxLabel = std::max(maxLabel, labels[v]);
   }
 
@@ -473,14 +455,15 @@ Status gnnc::rt::findDataset(std::string_view name, Dataset &out,
                              const DatasetOptions &options) {
   if (!isValidName(name))
     return Status::error(
-        "invalid dataset name '" + std::string(name) +
-        "' (use letters, digits, '_', '-' and '.', not starting with '.')");
+        fmt::format("invalid dataset name '{}' (use letters, digits, '_', '-' "
+                    "and '.', not starting with '.')",
+                    name));
   const char *env = std::getenv("GNNC_DATA_DIR");
   bool fromEnv = env && *env;
   std::string dir = dataDir();
   if (dir.empty())
-    return Status::error("dataset '" + std::string(name) +
-                         "': no dataset folder (set GNNC_DATA_DIR)");
+    return Status::error(fmt::format(
+        "dataset '{}': no dataset folder (set GNNC_DATA_DIR)", name));
   std::string bundle = joinPath(dir, std::string(name) + kBundleSuffix);
   std::string npyDir = joinPath(dir, std::string(name));
   struct stat st;
@@ -488,11 +471,10 @@ Status gnnc::rt::findDataset(std::string_view name, Dataset &out,
     return loadDataset(bundle, out, options);
   if (::stat(npyDir.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     return loadDataset(npyDir, out, options);
-  return Status::error(
-      "dataset '" + std::string(name) + "' not found: neither " + bundle +
-      " nor the directory " + npyDir + " exists (the dataset folder " +
-      (fromEnv ? std::string("comes from GNNC_DATA_DIR")
-               : std::string("is the built-in one; set GNNC_DATA_DIR to "
-                             "use another")) +
-      ")");
+  return Status::error(fmt::format(
+      "dataset '{}' not found: neither {} nor the directory {} exists (the "
+      "dataset folder {})",
+      name, bundle, npyDir,
+      fromEnv ? "comes from GNNC_DATA_DIR"
+              : "is the built-in one; set GNNC_DATA_DIR to use another"));
 }

@@ -9,10 +9,12 @@
 #include "gnnc/runtime/Graph.h"
 
 #include "gnnc/runtime/Npy.h"
-#include "gnnc/runtime/Ops.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <new>
 #include <stdexcept>
 
@@ -67,32 +69,31 @@ Status Graph::fromEdgeIndex(const int64_t *src, const int64_t *dst,
                             int64_t numEdges, int64_t numSrc, int64_t numDst,
                             Graph &out) {
   if (numSrc < 0 || numDst < 0)
-    return Status::error("graph: negative vertex count (" +
-                         std::to_string(numSrc) + " sources, " +
-                         std::to_string(numDst) + " destinations)");
+    return Status::error(
+        fmt::format("graph: negative vertex count ({} sources, {} "
+                    "destinations)",
+                    numSrc, numDst));
   if (numEdges < 0)
-    return Status::error("graph: negative edge count " +
-                         std::to_string(numEdges));
+    return Status::error(
+        fmt::format("graph: negative edge count {}", numEdges));
   if (numEdges > 0 && (!src || !dst))
-    return Status::error("graph: null edge array for " +
-                         std::to_string(numEdges) + " edges");
+    return Status::error(
+        fmt::format("graph: null edge array for {} edges", numEdges));
   for (int64_t e = 0; e < numEdges; ++e) {
     if (src[e] < 0 || src[e] >= numSrc)
-      return Status::error("edge " + std::to_string(e) + ": source " +
-                           std::to_string(src[e]) + " is outside [0, " +
-                           std::to_string(numSrc) + ")");
+      return Status::error(fmt::format("edge {}: source {} is outside [0, {})",
+                                       e, src[e], numSrc));
     if (dst[e] < 0 || dst[e] >= numDst)
-      return Status::error("edge " + std::to_string(e) + ": destination " +
-                           std::to_string(dst[e]) + " is outside [0, " +
-                           std::to_string(numDst) + ")");
+      return Status::error(fmt::format(
+          "edge {}: destination {} is outside [0, {})", e, dst[e], numDst));
   }
 
   // Vertex counts are caller-controlled (e.g. from a command line), so the
   // offset arrays may be absurdly large: report that instead of allocating.
   if (numSrc > kMaxVertices || numDst > kMaxVertices)
-    return Status::error("graph: " + std::to_string(std::max(numSrc, numDst)) +
-                         " vertices are more than the limit of " +
-                         std::to_string(kMaxVertices));
+    return Status::error(
+        fmt::format("graph: {} vertices are more than the limit of {}",
+                    std::max(numSrc, numDst), kMaxVertices));
   Graph g;
   try {
     g.NumSrc = numSrc;
@@ -102,10 +103,10 @@ Status Graph::fromEdgeIndex(const int64_t *src, const int64_t *dst,
     buildCompressed(dst, src, numEdges, numDst, g.InPtr, g.InSrc, g.InEdge);
     buildCompressed(src, dst, numEdges, numSrc, g.OutPtr, g.OutDst, g.OutEdge);
   } catch (const std::bad_alloc &) {
-    return Status::error("graph: out of memory building a graph with " +
-                         std::to_string(numSrc) + " sources, " +
-                         std::to_string(numDst) + " destinations and " +
-                         std::to_string(numEdges) + " edges");
+    return Status::error(
+        fmt::format("graph: out of memory building a graph with {} sources, "
+                    "{} destinations and {} edges",
+                    numSrc, numDst, numEdges));
   }
   out = std::move(g);
   return Status::success();
@@ -117,9 +118,9 @@ std::vector<float> Graph::outDegrees() const { return degreesOf(OutPtr); }
 Status gnnc::rt::loadGraphDir(const std::string &dir, Graph &out,
                               int64_t numNodes) {
   if (numNodes < -1)
-    return Status::error(dir + ": invalid node count " +
-                         std::to_string(numNodes) +
-                         " (pass -1 to take it from x.npy)");
+    return Status::error(
+        fmt::format("{}: invalid node count {} (pass -1 to take it from x.npy)",
+                    dir, numNodes));
   std::string edgePath = joinPath(dir, "edge_index.npy");
   std::string featPath = joinPath(dir, "x.npy");
 
@@ -137,16 +138,16 @@ Status gnnc::rt::loadGraphDir(const std::string &dir, Graph &out,
                                       "row per node), got a scalar");
     bool holdsData = std::find(shape.begin(), shape.end(), 0) == shape.end();
     if (shape[0] > 0 && !holdsData)
-      return Status::error(featPath + ": a " + formatShape(shape) +
-                           " array holds no data, so its " +
-                           std::to_string(shape[0]) +
-                           " rows cannot give the number of nodes");
+      return Status::error(
+          fmt::format("{}: a {} array holds no data, so its {} rows cannot "
+                      "give the number of nodes",
+                      featPath, formatShape(shape), shape[0]));
     numNodes = shape[0];
   }
   if (numNodes > kMaxVertices)
-    return Status::error(dir + ": " + std::to_string(numNodes) +
-                         " nodes are more than the limit of " +
-                         std::to_string(kMaxVertices));
+    return Status::error(
+        fmt::format("{}: {} nodes are more than the limit of {}", dir, numNodes,
+                    kMaxVertices));
 
   NpyArray edges;
   if (Status s = readNpyExpect(edgePath, DType::Int64, {2, -1}, edges); !s.ok())
@@ -166,9 +167,10 @@ Status gnnc::rt::loadGraphDir(const std::string &dir, Graph &out,
 
 Status gnnc::rt::addSelfLoops(const Graph &in, Graph &out) {
   if (!in.isHomogeneous())
-    return Status::error("addSelfLoops: needs a homogeneous graph, got " +
-                         std::to_string(in.numSrc()) + " sources and " +
-                         std::to_string(in.numDst()) + " destinations");
+    return Status::error(
+        fmt::format("addSelfLoops: needs a homogeneous graph, got {} sources "
+                    "and {} destinations",
+                    in.numSrc(), in.numDst()));
   std::vector<int64_t> src, dst;
   try {
     size_t total = in.edgeSrc().size() + static_cast<size_t>(in.numSrc());
@@ -188,8 +190,10 @@ Status gnnc::rt::addSelfLoops(const Graph &in, Graph &out) {
                               in.numDst(), out);
 }
 
-// Declared in Ops.h beside BatchedGraph; defined here so that gnnc_cuda,
-// which checks batches before uploading them, does not need gnnc_ops.
+//===----------------------------------------------------------------------===//
+// Graph arguments of generated code
+//===----------------------------------------------------------------------===//
+
 Status gnnc::rt::checkBatch(const BatchedGraph &g) {
   if (!g.graph)
     return Status::error("batched graph: no graph");
@@ -199,9 +203,26 @@ Status gnnc::rt::checkBatch(const BatchedGraph &g) {
     return Status::error("batched graph: no graphOf array");
   for (int64_t v = 0; v < g.graph->numDst(); ++v)
     if (g.graphOf[v] < 0 || g.graphOf[v] >= g.numGraphs)
-      return Status::error("batched graph: vertex " + std::to_string(v) +
-                           " is in graph " + std::to_string(g.graphOf[v]) +
-                           ", outside [0, " + std::to_string(g.numGraphs) +
-                           ")");
+      return Status::error(fmt::format(
+          "batched graph: vertex {} is in graph {}, outside [0, {})", v,
+          g.graphOf[v], g.numGraphs));
   return Status::success();
+}
+
+const Graph *gnnc::rt::findRelation(const HeteroGraph &g, const char *name) {
+  for (int64_t i = 0; i < g.numRelations; ++i) {
+    const Relation &r = g.relations[i];
+    if (r.name && r.graph && std::strcmp(r.name, name) == 0)
+      return r.graph->numSrc() == g.numVertices &&
+                     r.graph->numDst() == g.numVertices
+                 ? r.graph
+                 : nullptr;
+  }
+  return nullptr;
+}
+
+const Graph &gnnc::rt::relationOrEmpty(const HeteroGraph &g, const char *name) {
+  static const Graph empty;
+  const Graph *r = findRelation(g, name);
+  return r ? *r : empty;
 }

@@ -12,6 +12,8 @@
 
 #include "FileUtil.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -77,8 +79,8 @@ std::optional<int64_t> elementCount(const std::vector<int64_t> &shape) {
 /// "2708x1433 float32 (15522256 bytes)".
 std::string describeData(const std::vector<int64_t> &shape, DType dtype,
                          int64_t numBytes) {
-  return formatShape(shape) + " " + dtypeName(dtype) + " (" +
-         std::to_string(numBytes) + " bytes)";
+  return fmt::format("{} {} ({} bytes)", formatShape(shape), dtypeName(dtype),
+                     numBytes);
 }
 
 //===----------------------------------------------------------------------===//
@@ -115,18 +117,20 @@ public:
         return s;
       skipSpace();
       if (!consume(':'))
-        return malformed("expected ':' after key '" + key + "'");
+        return malformed(fmt::format("expected ':' after key '{}'", key));
       skipSpace();
       bool *seen = key == "descr"           ? &sawDescr
                    : key == "fortran_order" ? &sawOrder
                    : key == "shape"         ? &sawShape
                                             : nullptr;
       if (!seen)
-        return Status::error("malformed header: unexpected key '" + key +
-                             "' (expected 'descr', 'fortran_order' and "
-                             "'shape')");
+        return Status::error(
+            fmt::format("malformed header: unexpected key '{}' (expected "
+                        "'descr', 'fortran_order' and 'shape')",
+                        key));
       if (*seen)
-        return Status::error("malformed header: duplicate key '" + key + "'");
+        return Status::error(
+            fmt::format("malformed header: duplicate key '{}'", key));
       *seen = true;
       Status s = seen == &sawDescr   ? parseDescr(descr)
                  : seen == &sawOrder ? parseBool(out.fortranOrder, key)
@@ -139,7 +143,8 @@ public:
       skipSpace();
       if (consume('}'))
         break;
-      return malformed("expected ',' or '}' after the value of '" + key + "'");
+      return malformed(
+          fmt::format("expected ',' or '}}' after the value of '{}'", key));
     }
     skipSpace();
     if (Pos != Text.size())
@@ -148,16 +153,16 @@ public:
          {std::pair{sawDescr, "descr"}, std::pair{sawOrder, "fortran_order"},
           std::pair{sawShape, "shape"}})
       if (!seen)
-        return Status::error(std::string("malformed header: missing key '") +
-                             name + "'");
+        return Status::error(
+            fmt::format("malformed header: missing key '{}'", name));
 
     return checkDescr(descr, out.dtype);
   }
 
 private:
   Status malformed(const std::string &what) const {
-    return Status::error("malformed header: " + what + " at offset " +
-                         std::to_string(Pos));
+    return Status::error(
+        fmt::format("malformed header: {} at offset {}", what, Pos));
   }
 
   bool atEnd() const { return Pos >= Text.size(); }
@@ -178,7 +183,7 @@ private:
   Status parseString(std::string &out, const char *what) {
     char quote = peek();
     if (quote != '\'' && quote != '"')
-      return malformed(std::string("expected ") + what + " in quotes");
+      return malformed(fmt::format("expected {} in quotes", what));
     size_t start = ++Pos;
     while (!atEnd() && Text[Pos] != quote) {
       unsigned char c = static_cast<unsigned char>(Text[Pos]);
@@ -225,7 +230,7 @@ private:
       Pos += 5;
       return Status::success();
     }
-    return malformed("expected True or False for '" + key + "'");
+    return malformed(fmt::format("expected True or False for '{}'", key));
   }
 
   /// A non-negative decimal integer, with an optional Python 2 'L' suffix.
@@ -234,9 +239,8 @@ private:
       size_t start = Pos++;
       while (std::isdigit(static_cast<unsigned char>(peek())))
         ++Pos;
-      return Status::error("negative dimension " +
-                           std::string(Text.substr(start, Pos - start)) +
-                           " in shape");
+      return Status::error(fmt::format("negative dimension {} in shape",
+                                       Text.substr(start, Pos - start)));
     }
     if (!std::isdigit(static_cast<unsigned char>(peek())))
       return malformed("expected an integer in 'shape'");
@@ -247,9 +251,9 @@ private:
       if (value > (std::numeric_limits<int64_t>::max() - digit) / 10) {
         while (std::isdigit(static_cast<unsigned char>(peek())))
           ++Pos;
-        return Status::error("dimension " +
-                             std::string(Text.substr(start, Pos - start)) +
-                             " in shape does not fit in 64 bits");
+        return Status::error(
+            fmt::format("dimension {} in shape does not fit in 64 bits",
+                        Text.substr(start, Pos - start)));
       }
       value = value * 10 + digit;
       ++Pos;
@@ -274,8 +278,8 @@ private:
       if (consume(')'))
         break;
       if (out.size() >= kMaxRank)
-        return Status::error("shape has more than " + std::to_string(kMaxRank) +
-                             " dimensions");
+        return Status::error(
+            fmt::format("shape has more than {} dimensions", kMaxRank));
       int64_t dim;
       if (Status s = parseDim(dim); !s.ok())
         return s;
@@ -308,10 +312,12 @@ private:
       }
     }
     if (!descr.empty() && descr[0] == '>')
-      return Status::error("big-endian dtype '" + descr +
-                           "' is not supported; save a little-endian array");
-    return Status::error("unsupported dtype '" + descr +
-                         "' (supported: '<f4', '<f8', '<i4', '<i8', '|b1')");
+      return Status::error(fmt::format(
+          "big-endian dtype '{}' is not supported; save a little-endian array",
+          descr));
+    return Status::error(fmt::format(
+        "unsupported dtype '{}' (supported: '<f4', '<f8', '<i4', '<i8', '|b1')",
+        descr));
   }
 
   std::string_view Text;
@@ -383,31 +389,30 @@ public:
     if (std::memcmp(preamble, kMagic, std::min<size_t>(preambleRead, 6)) != 0)
       return fileError(path, "not a .npy file (bad magic string)");
     if (preambleRead < 8)
-      return fileError(path, "file is too short to be a .npy file (" +
-                                 std::to_string(fileSize) + " bytes)");
+      return fileError(
+          path, fmt::format("file is too short to be a .npy file ({} bytes)",
+                            fileSize));
     unsigned major = preamble[6], minor = preamble[7];
     if (!((major == 1 || major == 2 || major == 3) && minor == 0))
-      return fileError(path, "unsupported .npy format version " +
-                                 std::to_string(major) + "." +
-                                 std::to_string(minor) +
-                                 " (expected 1.0, 2.0 or 3.0)");
+      return fileError(path, fmt::format("unsupported .npy format version "
+                                         "{}.{} (expected 1.0, 2.0 or 3.0)",
+                                         major, minor));
 
     // Header length: 2 bytes in version 1.0, 4 bytes after.
     size_t lengthSize = major == 1 ? 2 : 4;
     size_t headerStart = 8 + lengthSize;
     if (preambleRead < headerStart)
-      return fileError(path, "file is truncated: no room for the header "
-                             "length (" +
-                                 std::to_string(fileSize) + " bytes)");
+      return fileError(path, fmt::format("file is truncated: no room for the "
+                                         "header length ({} bytes)",
+                                         fileSize));
     int64_t headerLen = 0;
     for (size_t i = 0; i < lengthSize; ++i)
       headerLen |= static_cast<int64_t>(preamble[8 + i]) << (8 * i);
     int64_t afterPreamble = fileSize - static_cast<int64_t>(headerStart);
     if (headerLen > afterPreamble)
-      return fileError(path,
-                       "file is truncated: header length is " +
-                           std::to_string(headerLen) + " bytes but only " +
-                           std::to_string(afterPreamble) + " bytes follow");
+      return fileError(path, fmt::format("file is truncated: header length is "
+                                         "{} bytes but only {} bytes follow",
+                                         headerLen, afterPreamble));
 
     // The header dict. Part of it may already be in `preamble`.
     std::string headerText(static_cast<size_t>(headerLen), '\0');
@@ -433,21 +438,23 @@ public:
     if (count)
       numBytes = checkedMul(*count, static_cast<int64_t>(dtypeSize(Hdr.dtype)));
     if (!numBytes)
-      return fileError(path, "shape " + formatShape(Hdr.shape) + " " +
-                                 dtypeName(Hdr.dtype) +
-                                 " is too large (its size overflows 64 bits)");
+      return fileError(
+          path, fmt::format("shape {} {} is too large (its size overflows 64 "
+                            "bits)",
+                            formatShape(Hdr.shape), dtypeName(Hdr.dtype)));
     DataBytes = *numBytes;
     int64_t available = afterPreamble - headerLen;
     if (available < DataBytes)
-      return fileError(path, "file is truncated: header says " +
-                                 describeData(Hdr.shape, Hdr.dtype, DataBytes) +
-                                 " but only " + std::to_string(available) +
-                                 " bytes follow");
+      return fileError(
+          path, fmt::format("file is truncated: header says {} but only {} "
+                            "bytes follow",
+                            describeData(Hdr.shape, Hdr.dtype, DataBytes),
+                            available));
     if (available > DataBytes)
-      return fileError(path, "trailing data: header says " +
-                                 describeData(Hdr.shape, Hdr.dtype, DataBytes) +
-                                 " but " + std::to_string(available) +
-                                 " bytes follow");
+      return fileError(
+          path, fmt::format("trailing data: header says {} but {} bytes follow",
+                            describeData(Hdr.shape, Hdr.dtype, DataBytes),
+                            available));
     return Status::success();
   }
 
@@ -470,9 +477,10 @@ public:
     if (Hdr.dtype == DType::Bool) {
       for (size_t i = 0; i < bytes.size(); ++i)
         if (bytes[i] > 1)
-          return fileError(Path, "invalid bool value " +
-                                     std::to_string(bytes[i]) + " at element " +
-                                     std::to_string(i) + " (expected 0 or 1)");
+          return fileError(Path,
+                           fmt::format("invalid bool value {} at element {} "
+                                       "(expected 0 or 1)",
+                                       static_cast<int>(bytes[i]), i));
     }
     return Status::success();
   }
@@ -481,8 +489,9 @@ public:
 
 private:
   Status outOfMemory() const {
-    return fileError(Path, "out of memory reading " +
-                               describeData(Hdr.shape, Hdr.dtype, DataBytes));
+    return fileError(
+        Path, fmt::format("out of memory reading {}",
+                          describeData(Hdr.shape, Hdr.dtype, DataBytes)));
   }
 
   /// Rearranges the Fortran-order data in `bytes` into C order. Arrays with
@@ -585,8 +594,9 @@ Status checkShape(const std::string &path, const std::vector<int64_t> &shape,
   for (size_t i = 0; shapeOk && i < shape.size(); ++i)
     shapeOk = expected[i] == -1 || expected[i] == shape[i];
   if (!shapeOk)
-    return fileError(path, "expected shape " + formatShape(expected) +
-                               ", got " + formatShape(shape));
+    return fileError(path,
+                     fmt::format("expected shape {}, got {}",
+                                 formatShape(expected), formatShape(shape)));
   return Status::success();
 }
 
@@ -611,8 +621,9 @@ Status nonFiniteError(const std::string &path,
                       const std::vector<int64_t> &shape, int64_t flat,
                       double value) {
   const char *text = std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
-  return fileError(path, describeElement(shape, flat) + " is " + text +
-                             " (non-finite values are rejected)");
+  return fileError(path,
+                   fmt::format("{} is {} (non-finite values are rejected)",
+                               describeElement(shape, flat), text));
 }
 
 /// Converts `count` elements of type From at `in` to To at `out` (which may
@@ -637,9 +648,11 @@ Status convertFloats(const std::string &path, const std::vector<int64_t> &shape,
       char text[32];
       auto printed =
           std::to_chars(text, text + sizeof(text), static_cast<double>(value));
-      return fileError(path, describeElement(shape, i) + " = " +
-                                 std::string(text, printed.ptr) +
-                                 " is too large for float32");
+      return fileError(
+          path,
+          fmt::format(
+              "{} = {} is too large for float32", describeElement(shape, i),
+              std::string_view(text, static_cast<size_t>(printed.ptr - text))));
     }
     To converted = static_cast<To>(value);
     std::memcpy(out + i * sizeof(To), &converted, sizeof(To));
@@ -657,8 +670,8 @@ Status readAsFloat(const std::string &path, NpyArray &out,
   const Header &hdr = reader.header();
   if (hdr.dtype != DType::Float32 && hdr.dtype != DType::Float64)
     return fileError(path,
-                     std::string("expected dtype float32 or float64, got ") +
-                         dtypeName(hdr.dtype));
+                     fmt::format("expected dtype float32 or float64, got {}",
+                                 dtypeName(hdr.dtype)));
   if (options.Shape)
     if (Status s = checkShape(path, hdr.shape, *options.Shape); !s.ok())
       return s;
@@ -678,9 +691,10 @@ Status readAsFloat(const std::string &path, NpyArray &out,
     try {
       result.bytes.resize(static_cast<size_t>(count) * sizeof(To));
     } catch (const std::bad_alloc &) {
-      return fileError(
-          path, "out of memory converting " + formatShape(hdr.shape) + " " +
-                    dtypeName(hdr.dtype) + " to " + dtypeName(result.dtype));
+      return fileError(path,
+                       fmt::format("out of memory converting {} {} to {}",
+                                   formatShape(hdr.shape), dtypeName(hdr.dtype),
+                                   dtypeName(result.dtype)));
     }
     converted =
         hdr.dtype == DType::Float32
@@ -813,8 +827,8 @@ Status gnnc::rt::readNpyExpect(const std::string &path, DType dtype,
     return s;
   const Header &hdr = reader.header();
   if (hdr.dtype != dtype)
-    return fileError(path, std::string("expected dtype ") + dtypeName(dtype) +
-                               ", got " + dtypeName(hdr.dtype));
+    return fileError(path, fmt::format("expected dtype {}, got {}",
+                                       dtypeName(dtype), dtypeName(hdr.dtype)));
   if (Status s = checkShape(path, hdr.shape, expectedShape); !s.ok())
     return s;
   NpyArray result;
@@ -849,30 +863,33 @@ Status gnnc::rt::writeNpy(const std::string &path, const NpyArray &array) {
     return fileError(path, "cannot write: invalid dtype");
   }
   if (array.shape.size() > kMaxRank)
-    return fileError(path, "cannot write: shape has more than " +
-                               std::to_string(kMaxRank) + " dimensions");
+    return fileError(path, fmt::format("cannot write: shape has more than {} "
+                                       "dimensions",
+                                       kMaxRank));
   for (int64_t dim : array.shape)
     if (dim < 0)
-      return fileError(path, "cannot write: negative dimension " +
-                                 std::to_string(dim) + " in shape " +
-                                 formatShape(array.shape));
+      return fileError(path,
+                       fmt::format("cannot write: negative dimension {} in "
+                                   "shape {}",
+                                   dim, formatShape(array.shape)));
   std::optional<int64_t> count = elementCount(array.shape);
   std::optional<int64_t> numBytes;
   if (count)
     numBytes = checkedMul(*count, static_cast<int64_t>(dtypeSize(array.dtype)));
   if (!numBytes || static_cast<uint64_t>(*numBytes) != array.bytes.size())
-    return fileError(path,
-                     "cannot write: shape " + formatShape(array.shape) + " " +
-                         dtypeName(array.dtype) + " needs " +
-                         (numBytes ? std::to_string(*numBytes) : "too many") +
-                         " bytes but the array holds " +
-                         std::to_string(array.bytes.size()));
+    return fileError(
+        path, fmt::format("cannot write: shape {} {} needs {} bytes but the "
+                          "array holds {}",
+                          formatShape(array.shape), dtypeName(array.dtype),
+                          numBytes ? std::to_string(*numBytes) : "too many",
+                          array.bytes.size()));
   if (array.dtype == DType::Bool)
     for (size_t i = 0; i < array.bytes.size(); ++i)
       if (array.bytes[i] > 1)
-        return fileError(path, "cannot write: invalid bool value " +
-                                   std::to_string(array.bytes[i]) +
-                                   " at element " + std::to_string(i));
+        return fileError(path,
+                         fmt::format("cannot write: invalid bool value {} at "
+                                     "element {}",
+                                     static_cast<int>(array.bytes[i]), i));
 
   std::string header = buildHeader(array);
 

@@ -330,7 +330,7 @@ template <typename Fn>
 void reduceWith(const float *in, float *out, int64_t outer, int64_t len,
                 int64_t inner, Fn fn) {
 #pragma omp parallel for schedule(static) if (outer * len * inner >            \
-                                                  kParallelThreshold)
+                                              kParallelThreshold)
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       float acc = 0.0f;
@@ -344,7 +344,7 @@ template <typename Better>
 void reduceSelectWith(const float *in, float *out, int64_t outer, int64_t len,
                       int64_t inner, Better better) {
 #pragma omp parallel for schedule(static) if (outer * len * inner >            \
-                                                  kParallelThreshold)
+                                              kParallelThreshold)
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       int64_t best = 0;
@@ -363,7 +363,7 @@ void softmaxWith(const float *in, float *out, int64_t outer, int64_t len,
   if (len == 0)
     return;
 #pragma omp parallel for schedule(static) if (outer * len * inner >            \
-                                                  kParallelThreshold)
+                                              kParallelThreshold)
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       const float *x = in + o * len * inner + i;
@@ -380,33 +380,7 @@ void softmaxWith(const float *in, float *out, int64_t outer, int64_t len,
     }
 }
 
-Graph &emptyGraph() {
-  static Graph empty;
-  return empty;
-}
-
 } // namespace
-
-//===----------------------------------------------------------------------===//
-// Graph arguments
-//===----------------------------------------------------------------------===//
-
-const Graph *gnnc::rt::findRelation(const HeteroGraph &g, const char *name) {
-  for (int64_t i = 0; i < g.numRelations; ++i) {
-    const Relation &r = g.relations[i];
-    if (r.name && r.graph && std::strcmp(r.name, name) == 0)
-      return r.graph->numSrc() == g.numVertices &&
-                     r.graph->numDst() == g.numVertices
-                 ? r.graph
-                 : nullptr;
-  }
-  return nullptr;
-}
-
-const Graph &gnnc::rt::relationOrEmpty(const HeteroGraph &g, const char *name) {
-  const Graph *r = findRelation(g, name);
-  return r ? *r : emptyGraph();
-}
 
 //===----------------------------------------------------------------------===//
 // Dropout and graph facts
@@ -424,11 +398,9 @@ GNNC_MULTIVERSION
 void dropoutRange(const float *__restrict in, float *__restrict out,
                   int64_t begin, int64_t n, uint64_t seed, uint64_t threshold,
                   float scale) {
-  const int64_t limit = static_cast<int64_t>(threshold);
   auto element = [&](int64_t i) {
     uint64_t index = static_cast<uint64_t>(begin + i);
-    bool keep = static_cast<int64_t>(dropoutBits(seed, index)) >= limit;
-    return keep ? in[i] * scale : 0.0f;
+    return dropoutKept(seed, index, threshold) ? in[i] * scale : 0.0f;
   };
   constexpr int64_t kBlock = 16;
   const int64_t blocks = n / kBlock * kBlock;
@@ -464,7 +436,7 @@ void gnnc::rt::dropout(const float *in, float *out, int64_t n, double p,
   }
   // dropoutKeep's test and scale, computed once.
   const uint64_t threshold = dropoutThreshold(p);
-  const float scale = static_cast<float>(1.0 / (1.0 - p));
+  const float scale = dropoutScale(p);
   constexpr int64_t kChunk = 1 << 14;
   int64_t chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static) if (n > kParallelThreshold)
@@ -633,7 +605,7 @@ void gnnc::rt::reduceSum(const float *in, float *out, int64_t outer,
   // every element is still summed from 0 in index order, and the loop over
   // the row is contiguous and vectorised.
 #pragma omp parallel for schedule(static) if (outer * len * inner >            \
-                                                  kParallelThreshold)
+                                              kParallelThreshold)
   for (int64_t o = 0; o < outer; ++o) {
     float *__restrict acc = out + o * inner;
     for (int64_t i = 0; i < inner; ++i)
@@ -700,7 +672,7 @@ void gnnc::rt::transpose(const float *in, float *out, int64_t batch, int64_t a,
   // line at a time.
   constexpr int64_t kTile = 32;
 #pragma omp parallel for schedule(static) if (batch * a * b >                  \
-                                                  kParallelThreshold)
+                                              kParallelThreshold)
   for (int64_t r = 0; r < batch; ++r)
     for (int64_t i0 = 0; i0 < a; i0 += kTile)
       for (int64_t j0 = 0; j0 < b; j0 += kTile) {

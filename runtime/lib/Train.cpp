@@ -7,6 +7,8 @@
 
 #include "gnnc/runtime/Train.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -17,43 +19,38 @@ using namespace gnnc::rt;
 
 namespace {
 
-constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ull;
-
 /// Checks the arguments shared by the loss and the accuracy and counts the
 /// selected rows.
 Status checkClassification(const char *what, const float *logits,
                            int64_t numRows, int64_t numClasses,
                            const int64_t *labels, const uint8_t *mask,
                            int64_t &count) {
-  std::string prefix = what;
   if (numRows < 0)
-    return Status::error(prefix + ": negative row count " +
-                         std::to_string(numRows));
+    return Status::error(
+        fmt::format("{}: negative row count {}", what, numRows));
   if (numClasses <= 0)
-    return Status::error(prefix +
-                         ": the number of classes must be positive, "
-                         "got " +
-                         std::to_string(numClasses));
+    return Status::error(
+        fmt::format("{}: the number of classes must be positive, got {}", what,
+                    numClasses));
   int64_t elements;
   if (__builtin_mul_overflow(numRows, numClasses, &elements))
-    return Status::error(prefix + ": " + std::to_string(numRows) + "x" +
-                         std::to_string(numClasses) +
-                         " logits overflow 64 bits");
+    return Status::error(fmt::format("{}: {}x{} logits overflow 64 bits", what,
+                                     numRows, numClasses));
   if (numRows > 0 && (!logits || !labels))
-    return Status::error(prefix + ": null logits or labels");
+    return Status::error(fmt::format("{}: null logits or labels", what));
   count = 0;
   for (int64_t i = 0; i < numRows; ++i) {
     if (mask && !mask[i])
       continue;
     if (labels[i] < 0 || labels[i] >= numClasses)
-      return Status::error(prefix + ": row " + std::to_string(i) + ": label " +
-                           std::to_string(labels[i]) + " is outside [0, " +
-                           std::to_string(numClasses) + ")");
+      return Status::error(
+          fmt::format("{}: row {}: label {} is outside [0, {})", what, i,
+                      labels[i], numClasses));
     ++count;
   }
   if (count == 0)
-    return Status::error(prefix + ": the mask selects no row (of " +
-                         std::to_string(numRows) + ")");
+    return Status::error(
+        fmt::format("{}: the mask selects no row (of {})", what, numRows));
   return Status::success();
 }
 
@@ -147,16 +144,17 @@ Status gnnc::rt::maskedAccuracy(const float *logits, int64_t numRows,
 Adam::Adam(const AdamOptions &options) : Options(options) {}
 
 Status Adam::addParam(float *data, int64_t numElements) {
-  std::string which = "adam: parameter " + std::to_string(Params.size());
+  size_t which = Params.size();
   if (numElements < 0)
-    return Status::error(which + ": negative size " +
-                         std::to_string(numElements));
+    return Status::error(fmt::format("adam: parameter {}: negative size {}",
+                                     which, numElements));
   if (numElements > 0 && !data)
-    return Status::error(which + ": null data for " +
-                         std::to_string(numElements) + " elements");
+    return Status::error(fmt::format(
+        "adam: parameter {}: null data for {} elements", which, numElements));
   if (static_cast<uint64_t>(numElements) > std::vector<float>().max_size())
-    return Status::error(which + ": " + std::to_string(numElements) +
-                         " elements do not fit in memory");
+    return Status::error(
+        fmt::format("adam: parameter {}: {} elements do not fit in memory",
+                    which, numElements));
   try {
     Param p;
     p.Data = data;
@@ -164,8 +162,9 @@ Status Adam::addParam(float *data, int64_t numElements) {
     p.V.assign(static_cast<size_t>(numElements), 0.0f);
     Params.push_back(std::move(p));
   } catch (const std::bad_alloc &) {
-    return Status::error(which + ": out of memory for the moments of " +
-                         std::to_string(numElements) + " elements");
+    return Status::error(fmt::format(
+        "adam: parameter {}: out of memory for the moments of {} elements",
+        which, numElements));
   }
   return Status::success();
 }
@@ -173,25 +172,23 @@ Status Adam::addParam(float *data, int64_t numElements) {
 Status Adam::step(const std::vector<const float *> &grads) {
   const AdamOptions &o = Options;
   if (!isFiniteNonNegative(o.LearningRate))
-    return Status::error("adam: invalid learning rate " +
-                         std::to_string(o.LearningRate));
+    return Status::error(
+        fmt::format("adam: invalid learning rate {:f}", o.LearningRate));
   if (!(o.Beta1 >= 0 && o.Beta1 < 1) || !(o.Beta2 >= 0 && o.Beta2 < 1))
-    return Status::error("adam: betas must lie in [0, 1), got " +
-                         std::to_string(o.Beta1) + " and " +
-                         std::to_string(o.Beta2));
+    return Status::error(fmt::format(
+        "adam: betas must lie in [0, 1), got {:f} and {:f}", o.Beta1, o.Beta2));
   if (!isFiniteNonNegative(o.Eps))
-    return Status::error("adam: invalid eps " + std::to_string(o.Eps));
+    return Status::error(fmt::format("adam: invalid eps {:f}", o.Eps));
   if (!isFiniteNonNegative(o.WeightDecay))
-    return Status::error("adam: invalid weight decay " +
-                         std::to_string(o.WeightDecay));
+    return Status::error(
+        fmt::format("adam: invalid weight decay {:f}", o.WeightDecay));
   if (grads.size() != Params.size())
-    return Status::error("adam: " + std::to_string(grads.size()) +
-                         " gradients for " + std::to_string(Params.size()) +
-                         " parameters");
+    return Status::error(fmt::format("adam: {} gradients for {} parameters",
+                                     grads.size(), Params.size()));
   for (size_t i = 0; i < grads.size(); ++i)
     if (!grads[i] && !Params[i].M.empty())
-      return Status::error("adam: null gradient for parameter " +
-                           std::to_string(i));
+      return Status::error(
+          fmt::format("adam: null gradient for parameter {}", i));
 
   int64_t t = Steps + 1;
   double bias1 = 1.0 - std::pow(o.Beta1, static_cast<double>(t));
@@ -228,20 +225,7 @@ void Adam::reset() {
 // Random numbers and dropout
 //===----------------------------------------------------------------------===//
 
-uint64_t SplitMix64::next() {
-  uint64_t z = (State += kGolden);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-bool gnnc::rt::dropoutKeeps(uint64_t seed, uint64_t index, double p) {
-  return SplitMix64(seed * kGolden + index).nextDouble() >= p;
-}
-
-float gnnc::rt::dropoutScale(double p) {
-  return static_cast<float>(1.0 / (1.0 - p));
-}
+uint64_t SplitMix64::next() { return splitMix64Mix(State += kSplitMixGamma); }
 
 //===----------------------------------------------------------------------===//
 // Parameter initialisers
@@ -265,23 +249,22 @@ Status gnnc::rt::initParam(std::string_view init, double arg,
   else if (init == "uniform")
     kind = Kind::Uniform;
   else
-    return Status::error("initParam: unknown initialiser '" + name +
-                         "' (expected glorot, kaiming, zeros, ones, normal or "
-                         "uniform)");
+    return Status::error(
+        fmt::format("initParam: unknown initialiser '{}' (expected glorot, "
+                    "kaiming, zeros, ones, normal or uniform)",
+                    name));
   if ((kind == Kind::Normal || kind == Kind::Uniform) &&
       !isFiniteNonNegative(arg))
-    return Status::error(
-        "initParam: " + name + ": the " +
-        (kind == Kind::Normal ? "standard deviation" : "bound") +
-        " must be finite and >= 0, got " + std::to_string(arg));
+    return Status::error(fmt::format(
+        "initParam: {}: the {} must be finite and >= 0, got {:f}", name,
+        kind == Kind::Normal ? "standard deviation" : "bound", arg));
   if (rank > 0 && !shape)
-    return Status::error("initParam: null shape of rank " +
-                         std::to_string(rank));
+    return Status::error(fmt::format("initParam: null shape of rank {}", rank));
   bool empty = false;
   for (size_t i = 0; i < rank; ++i) {
     if (shape[i] < 0)
-      return Status::error("initParam: negative dimension " +
-                           std::to_string(shape[i]));
+      return Status::error(
+          fmt::format("initParam: negative dimension {}", shape[i]));
     empty |= shape[i] == 0;
   }
   if (empty)
@@ -292,8 +275,8 @@ Status gnnc::rt::initParam(std::string_view init, double arg,
         static_cast<uint64_t>(count) > std::vector<float>().max_size())
       return Status::error("initParam: the element count overflows");
   if (!data)
-    return Status::error("initParam: null data for " + std::to_string(count) +
-                         " elements");
+    return Status::error(
+        fmt::format("initParam: null data for {} elements", count));
 
   size_t n = static_cast<size_t>(count);
   switch (kind) {
@@ -349,13 +332,12 @@ uint64_t gnnc::rt::paramSeed(uint64_t seed, std::string_view path) {
 
 Status gnnc::rt::normalizeRows(float *x, int64_t numRows, int64_t numCols) {
   if (numRows < 0 || numCols < 0)
-    return Status::error("normalizeRows: negative size " +
-                         std::to_string(numRows) + "x" +
-                         std::to_string(numCols));
+    return Status::error(
+        fmt::format("normalizeRows: negative size {}x{}", numRows, numCols));
   int64_t elements;
   if (__builtin_mul_overflow(numRows, numCols, &elements))
-    return Status::error("normalizeRows: " + std::to_string(numRows) + "x" +
-                         std::to_string(numCols) + " overflows 64 bits");
+    return Status::error(fmt::format("normalizeRows: {}x{} overflows 64 bits",
+                                     numRows, numCols));
   if (elements > 0 && !x)
     return Status::error("normalizeRows: null data");
   size_t cols = static_cast<size_t>(numCols);

@@ -11,7 +11,7 @@
 #include "gnnc/runtime/Dataset.h"
 #include "gnnc/runtime/Npy.h"
 
-#include "runtime/RuntimeTestUtil.h"
+#include "RuntimeTestUtil.h"
 
 #include "gtest/gtest.h"
 

@@ -5,9 +5,9 @@
 // layer, width and head count) into this program; registry.cpp, written by
 // tools/benchmarks/bench.py, lists the modules. The program calls the entry
 // points generically through each module's reflection table
-// (gnnc/runtime/Ops.h: ModuleInfo / EntryInfo / CallArgs), so it does not
-// depend on a layer's argument list or on which values its forward saves for
-// the backward.
+// (gnnc/runtime/Abi.h: ModuleInfo / EntryInfo) with rt::Invocation
+// (gnnc/runtime/Invoke.h), so it does not depend on a layer's argument list
+// or on which values its forward saves for the backward.
 //
 //   gnnc-bench --list
 //   gnnc-bench --module M --entry F --graph DIR --nodes N
@@ -29,8 +29,8 @@
 //
 // Prints one JSON object on stdout: the time of every timed repetition, the
 // median, the process's CPU time of each repetition and its median (what a
-// busy machine changes least), the resident set before the timed part (graph, inputs and
-// parameters loaded) and its peak during it (VmHWM, reset through
+// busy machine changes least), the resident set before the timed part (graph,
+// inputs and parameters loaded) and its peak during it (VmHWM, reset through
 // /proc/self/clear_refs just before the outputs and workspaces are
 // allocated), the bytes of the workspaces and tensors, and a checksum.
 //
@@ -38,10 +38,13 @@
 
 #include "gnnc/runtime/Dataset.h"
 #include "gnnc/runtime/Graph.h"
+#include "gnnc/runtime/Invoke.h"
 #include "gnnc/runtime/Npy.h"
-#include "gnnc/runtime/Ops.h"
 #include "gnnc/runtime/Status.h"
 #include "gnnc/runtime/Train.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -53,7 +56,6 @@
 #include <ctime>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -75,23 +77,24 @@ extern const int kNumBenchModules;
 namespace {
 
 [[noreturn]] void fail(const std::string &msg) {
-  std::printf("{\"ok\": false, \"impl\": \"gnnc\", \"error\": \"");
+  std::string escaped;
   for (char c : msg) {
     if (c == '"' || c == '\\')
-      std::printf("\\%c", c);
+      escaped += {'\\', c};
     else if (c == '\n')
-      std::printf("\\n");
+      escaped += "\\n";
     else if (static_cast<unsigned char>(c) >= 0x20)
-      std::putchar(c);
+      escaped += c;
   }
-  std::printf("\"}\n");
+  fmt::print("{{\"ok\": false, \"impl\": \"gnnc\", \"error\": \"{}\"}}\n",
+             escaped);
   std::fflush(stdout);
   std::exit(1);
 }
 
 void check(const rt::Status &st, const std::string &what) {
   if (!st.ok())
-    fail(what + ": " + st.message());
+    fail(fmt::format("{}: {}", what, st.message()));
 }
 
 /// Resident set figures of this process from /proc/self/status, in bytes.
@@ -118,113 +121,60 @@ bool resetPeak() {
 
 /// A 64-byte aligned, zero-filled float buffer whose pages are touched.
 struct Buffer {
+  rt::HostBuffer memory;
   float *data = nullptr;
   int64_t count = 0;
-  Buffer() = default;
-  Buffer(const Buffer &) = delete;
-  Buffer &operator=(const Buffer &) = delete;
-  ~Buffer() { std::free(data); }
   void allocate(int64_t floats) {
     count = floats;
-    size_t bytes = static_cast<size_t>(
-        rt::alignUp(std::max<int64_t>(floats, 1) * 4));
-    data = static_cast<float *>(std::aligned_alloc(rt::kWorkspaceAlign, bytes));
-    if (!data)
-      fail("out of memory allocating " + std::to_string(bytes) + " bytes");
-    std::memset(data, 0, bytes);
+    size_t bytes = rt::alignUp(std::max<int64_t>(floats, 1) * 4);
+    if (!rt::HostBuffer::allocate(bytes, memory).ok())
+      fail(fmt::format("out of memory allocating {} bytes", bytes));
+    data = static_cast<float *>(memory.data());
   }
 };
-
-uint64_t splitmix(uint64_t &s) {
-  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 void fillUniform(float *p, int64_t n, float scale, uint64_t seed) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {
     uint64_t s = seed * 0x100000001B3ull + static_cast<uint64_t>(i);
-    double u = static_cast<double>(splitmix(s) >> 11) * 0x1.0p-53;
+    double u =
+        static_cast<double>(rt::splitMix64Mix(s + rt::kSplitMixGamma) >> 11) *
+        0x1.0p-53;
     p[i] = static_cast<float>((2.0 * u - 1.0) * scale);
   }
 }
 
-const rt::EntryInfo *findEntry(const rt::ModuleInfo &m, const std::string &n) {
-  for (int i = 0; i < m.numEntries; ++i)
-    if (n == m.entries[i].name)
-      return &m.entries[i];
-  return nullptr;
-}
-
-/// One entry point bound to its tensors.
+/// One entry point bound to the graph, its tensors and a workspace.
 struct Call {
   const rt::EntryInfo *info = nullptr;
-  const void *graph = nullptr;
-  std::vector<int64_t> argElements, resultElements;
-  std::vector<std::vector<int64_t>> argDims, resultDims;
-  std::vector<const float *> inputs;
-  std::vector<float *> outputs;
-  Buffer workspace;
-  size_t workspaceBytes = 0;
-
-  rt::CallArgs args(bool training, uint64_t seed) const {
-    rt::CallArgs a{};
-    a.graphs = &graph;
-    a.sizes = nullptr;
-    a.inputs = inputs.data();
-    a.outputs = outputs.data();
-    a.workspace = workspace.data;
-    a.training = training;
-    a.seed = seed;
-    return a;
-  }
+  rt::Invocation invocation;
 
   void bind(const rt::EntryInfo *e, const rt::Graph &g) {
     info = e;
-    graph = &g;
     if (e->numGraphs != 1 || e->graphKinds[0] != rt::GraphKind::Graph)
-      fail(std::string(e->name) + ": expected exactly one Graph argument");
+      fail(fmt::format("{}: expected exactly one Graph argument", e->name));
     if (e->numSizes != 0)
-      fail(std::string(e->name) + ": explicit sizes are not supported");
-    int total = 0;
-    for (int i = 0; i < e->numArgs; ++i)
-      total += e->args[i].rank;
-    for (int i = 0; i < e->numResults; ++i)
-      total += e->results[i].rank;
-    std::vector<int64_t> dims(static_cast<size_t>(total) + 1);
-    rt::CallArgs a = args(false, 0);
-    e->shapes(a, dims.data());
-    size_t at = 0;
-    auto take = [&](const rt::TensorInfo &t, std::vector<int64_t> &d) {
-      int64_t n = 1;
-      d.clear();
-      for (int k = 0; k < t.rank; ++k) {
-        d.push_back(dims[at]);
-        n *= dims[at++];
-      }
-      return n;
-    };
-    argDims.resize(e->numArgs);
-    resultDims.resize(e->numResults);
-    for (int i = 0; i < e->numArgs; ++i)
-      argElements.push_back(take(e->args[i], argDims[i]));
-    for (int i = 0; i < e->numResults; ++i)
-      resultElements.push_back(take(e->results[i], resultDims[i]));
-    inputs.assign(e->numArgs, nullptr);
-    outputs.assign(e->numResults, nullptr);
-    workspaceBytes = e->workspaceBytes(a);
+      fail(fmt::format("{}: explicit sizes are not supported", e->name));
+    rt::GraphArgs graphs;
+    graphs.graph = &g;
+    check(invocation.bind(*e, graphs), e->name);
   }
+  int64_t argElements(int i) const { return invocation.argElements(i); }
+  int64_t resultElements(int i) const { return invocation.resultElements(i); }
+  const std::vector<int64_t> &argDims(int i) const {
+    return invocation.argShapes()[i];
+  }
+  size_t workspaceBytes() const { return invocation.workspaceBytes(); }
 
   void allocateWorkspace() {
-    workspace.allocate(static_cast<int64_t>((workspaceBytes + 3) / 4));
+    check(invocation.allocateWorkspace(),
+          fmt::format("{}: workspace", info->name));
   }
 
   void run(bool training, uint64_t seed) const {
-    rt::Status st = info->call(args(training, seed));
+    rt::Status st = invocation.call(training, seed);
     if (!st.ok())
-      fail(std::string(info->name) + ": " + st.message());
+      fail(fmt::format("{}: {}", info->name, st.message()));
   }
 };
 
@@ -250,8 +200,7 @@ Options parse(int argc, char **argv) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
       if (i + 1 >= argc) {
-        std::fprintf(stderr, "gnnc-bench: %s needs a value\n%s", a.c_str(),
-                     kUsage);
+        fmt::print(stderr, "gnnc-bench: {} needs a value\n{}", a, kUsage);
         std::exit(2);
       }
       return argv[++i];
@@ -284,8 +233,7 @@ Options parse(int argc, char **argv) {
       std::fputs(kUsage, stdout);
       std::exit(0);
     } else {
-      std::fprintf(stderr, "gnnc-bench: unknown argument %s\n%s", a.c_str(),
-                   kUsage);
+      fmt::print(stderr, "gnnc-bench: unknown argument {}\n{}", a, kUsage);
       std::exit(2);
     }
   }
@@ -311,8 +259,7 @@ std::vector<double> cpuTimes;
 
 /// Times `body` (warm-up, then at least minReps repetitions and minTime
 /// seconds, at most maxReps repetitions, stopping after maxTime seconds).
-template <typename F>
-std::vector<double> timeIt(const Options &o, F &&body) {
+template <typename F> std::vector<double> timeIt(const Options &o, F &&body) {
   for (int i = 0; i < o.warmup; ++i)
     body(i);
   std::vector<double> times;
@@ -341,13 +288,7 @@ double median(std::vector<double> v) {
 }
 
 std::string jsonList(const std::vector<double> &v) {
-  std::ostringstream s;
-  s.precision(9);
-  s << "[";
-  for (size_t i = 0; i < v.size(); ++i)
-    s << (i ? ", " : "") << v[i];
-  s << "]";
-  return s.str();
+  return fmt::format("[{:.9g}]", fmt::join(v, ", "));
 }
 
 double checksum(const float *p, int64_t n, bool &finite) {
@@ -377,13 +318,13 @@ int main(int argc, char **argv) {
   if (o.list) {
     for (int i = 0; i < kNumBenchModules; ++i) {
       const rt::ModuleInfo &m = *kBenchModules[i].module;
-      std::printf("%s %s", kBenchModules[i].name, m.source);
+      fmt::print("{} {}", kBenchModules[i].name, m.source);
       for (int k = 0; k < m.numDefines; ++k)
-        std::printf(" -D %s", m.defines[k]);
-      std::printf(":");
+        fmt::print(" -D {}", m.defines[k]);
+      fmt::print(":");
       for (int k = 0; k < m.numEntries; ++k)
-        std::printf(" %s", m.entries[k].name);
-      std::printf("\n");
+        fmt::print(" {}", m.entries[k].name);
+      fmt::print("\n");
     }
     return 0;
   }
@@ -396,13 +337,13 @@ int main(int argc, char **argv) {
     if (o.module == kBenchModules[i].name)
       mod = kBenchModules[i].module;
   if (!mod)
-    fail("no module " + o.module + " (gnnc-bench --list)");
+    fail(fmt::format("no module {} (gnnc-bench --list)", o.module));
 
   auto tSetup = std::chrono::steady_clock::now();
   bool epoch = o.mode == "epoch";
   bool train = o.mode == "train" || epoch;
   if (!train && o.mode != "infer")
-    fail("unknown mode " + o.mode);
+    fail(fmt::format("unknown mode {}", o.mode));
 
   // The graph and, for an epoch, the dataset.
   rt::Graph g;
@@ -423,12 +364,12 @@ int main(int argc, char **argv) {
   const int64_t N = g.numDst(), E = g.numEdges();
 
   const rt::EntryInfo *fwdInfo =
-      findEntry(*mod, train ? o.entry + ".train" : o.entry);
+      rt::lookupEntry(*mod, train ? o.entry + ".train" : o.entry);
   const rt::EntryInfo *bwdInfo =
-      train ? findEntry(*mod, o.entry + ".backward") : nullptr;
+      train ? rt::lookupEntry(*mod, o.entry + ".backward") : nullptr;
   if (!fwdInfo || (train && !bwdInfo))
-    fail("module " + o.module + " has no entry " + o.entry +
-         (train ? ".train / .backward" : ""));
+    fail(fmt::format("module {} has no entry {}{}", o.module, o.entry,
+                     train ? ".train / .backward" : ""));
 
   Call fwd, bwd;
   fwd.bind(fwdInfo, g);
@@ -452,11 +393,11 @@ int main(int argc, char **argv) {
   int64_t inputBytes = 0, paramBytes = 0;
   for (int i = 0; i < fwdInfo->numArgs; ++i) {
     const rt::TensorInfo &t = fwdInfo->args[i];
-    int64_t n = fwd.argElements[i];
+    int64_t n = fwd.argElements(i);
     float *p = nullptr;
     if (std::strcmp(t.role, "param") == 0) {
       p = newBuffer(n);
-      fillUniform(p, n, paramScale(t, fwd.argDims[i]), seed + 1000 + i);
+      fillUniform(p, n, paramScale(t, fwd.argDims(i)), seed + 1000 + i);
       params.push_back({t.name, p, n});
       paramBytes += 4 * n;
     } else if (epoch && std::strcmp(t.name, "x") == 0) {
@@ -475,7 +416,7 @@ int main(int argc, char **argv) {
       xs.push_back({t.name, p, n});
       inputBytes += 4 * n;
     }
-    fwd.inputs[i] = p;
+    fwd.invocation.setInput(i, p);
   }
   auto lookup = [](std::vector<Named> &v, const char *name) -> Named * {
     for (Named &x : v)
@@ -492,8 +433,8 @@ int main(int argc, char **argv) {
       break;
     }
   if (outIndex < 0)
-    fail(std::string(fwdInfo->name) + " has no output");
-  const int64_t outCount = fwd.resultElements[outIndex];
+    fail(fmt::format("{} has no output", fwdInfo->name));
+  const int64_t outCount = fwd.resultElements(outIndex);
   if (train && !epoch) {
     cotangent = newBuffer(outCount);
     fillUniform(cotangent, outCount, 1.0f, seed + 3000);
@@ -515,12 +456,12 @@ int main(int argc, char **argv) {
   };
   std::vector<float *> saved(fwdInfo->numResults, nullptr);
   for (int i = 0; i < fwdInfo->numResults; ++i) {
-    float *p = newResult(fwd.resultElements[i]);
-    fwd.outputs[i] = p;
+    float *p = newResult(fwd.resultElements(i));
+    fwd.invocation.setOutput(i, p);
     saved[i] = p;
   }
   fwd.allocateWorkspace();
-  size_t workspaceBytes = fwd.workspaceBytes;
+  size_t workspaceBytes = fwd.workspaceBytes();
   std::vector<Named> grads;
   if (train) {
     for (int i = 0; i < bwdInfo->numArgs; ++i) {
@@ -533,7 +474,7 @@ int main(int argc, char **argv) {
         for (int j = 0; j < fwdInfo->numResults; ++j)
           if (std::strcmp(fwdInfo->results[j].role, "saved") == 0 &&
               std::strcmp(fwdInfo->results[j].name, t.name) == 0 &&
-              fwd.resultElements[j] == bwd.argElements[i])
+              fwd.resultElements(j) == bwd.argElements(i))
             p = saved[j];
       } else if (std::strcmp(t.name, "cotangent") == 0) {
         p = cotangent; // epoch: bound below to the loss gradient
@@ -542,8 +483,8 @@ int main(int argc, char **argv) {
         p = q ? q->data : nullptr;
       }
       if (!p && !(epoch && std::strcmp(t.name, "cotangent") == 0))
-        fail(std::string(bwdInfo->name) + ": cannot bind argument " + t.name);
-      bwd.inputs[i] = p;
+        fail(fmt::format("{}: cannot bind argument {}", bwdInfo->name, t.name));
+      bwd.invocation.setInput(i, p);
     }
     for (int i = 0; i < bwdInfo->numResults; ++i) {
       // An epoch does not read the gradient of an input (the features): its
@@ -553,21 +494,21 @@ int main(int argc, char **argv) {
       bool inputGrad = false;
       if (std::strcmp(bwdInfo->results[i].role, "grad") == 0)
         for (int k = 0; k < bwdInfo->numArgs; ++k)
-          inputGrad = inputGrad ||
-                      (std::strcmp(bwdInfo->args[k].role, "input") == 0 &&
-                       std::strcmp(bwdInfo->args[k].name,
-                                   bwdInfo->results[i].name) == 0);
+          inputGrad =
+              inputGrad || (std::strcmp(bwdInfo->args[k].role, "input") == 0 &&
+                            std::strcmp(bwdInfo->args[k].name,
+                                        bwdInfo->results[i].name) == 0);
       if (epoch && inputGrad) {
-        bwd.outputs[i] = nullptr;
+        bwd.invocation.setOutput(i, nullptr);
         continue;
       }
-      float *p = newResult(bwd.resultElements[i]);
-      bwd.outputs[i] = p;
+      float *p = newResult(bwd.resultElements(i));
+      bwd.invocation.setOutput(i, p);
       if (std::strcmp(bwdInfo->results[i].role, "grad") == 0)
-        grads.push_back({bwdInfo->results[i].name, p, bwd.resultElements[i]});
+        grads.push_back({bwdInfo->results[i].name, p, bwd.resultElements(i)});
     }
     bwd.allocateWorkspace();
-    workspaceBytes += bwd.workspaceBytes;
+    workspaceBytes += bwd.workspaceBytes();
   }
 
   std::vector<double> times;
@@ -587,7 +528,7 @@ int main(int argc, char **argv) {
     float *gradLogits = newResult(outCount);
     for (int i = 0; i < bwdInfo->numArgs; ++i)
       if (std::strcmp(bwdInfo->args[i].name, "cotangent") == 0)
-        bwd.inputs[i] = gradLogits;
+        bwd.invocation.setInput(i, gradLogits);
     rt::AdamOptions decayed, plain;
     decayed.LearningRate = plain.LearningRate = 0.01;
     decayed.WeightDecay = 5e-4;
@@ -597,7 +538,7 @@ int main(int argc, char **argv) {
     for (Named &p : params) {
       Named *gp = lookup(grads, p.name.c_str());
       if (!gp)
-        fail("no gradient for parameter " + p.name);
+        fail(fmt::format("no gradient for parameter {}", p.name));
       bool decay = p.name.rfind("conv1.", 0) == 0;
       check((decay ? *adamDecayed : *adamPlain).addParam(p.data, p.count),
             "adam");
@@ -606,7 +547,7 @@ int main(int argc, char **argv) {
     times = timeIt(o, [&](int epochIndex) {
       uint64_t s = o.seed * 1000003ull + static_cast<uint64_t>(epochIndex) + 1;
       fwd.run(true, s);
-      check(rt::softmaxCrossEntropy(fwd.outputs[outIndex], N, classes,
+      check(rt::softmaxCrossEntropy(fwd.invocation.output(outIndex), N, classes,
                                     ds.Y.data(), ds.TrainMask.data(), loss,
                                     gradLogits),
             "loss");
@@ -621,34 +562,28 @@ int main(int argc, char **argv) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   bool finite = true;
-  double sum = checksum(fwd.outputs[outIndex], outCount, finite);
+  double sum = checksum(fwd.invocation.output(outIndex), outCount, finite);
   int threads = 1;
 #ifdef _OPENMP
   threads = omp_get_max_threads();
 #endif
 
-  std::printf("{\"ok\": true, \"impl\": \"gnnc\", \"module\": \"%s\", "
-              "\"entry\": \"%s\", \"mode\": \"%s\", \"N\": %lld, \"E\": %lld, "
-              "\"threads\": %d, \"warmup\": %d, \"times_s\": %s, "
-              "\"median_s\": %.9g, \"min_s\": %.9g, "
-              "\"cpu_times_s\": %s, \"cpu_median_s\": %.9g, "
-              "\"rss_baseline_bytes\": %lld, \"rss_peak_bytes\": %lld, "
-              "\"peak_reset\": %s, \"maxrss_process_bytes\": %lld, "
-              "\"workspace_bytes\": %zu, \"output_bytes\": %lld, "
-              "\"input_bytes\": %lld, \"param_bytes\": %lld, "
-              "\"setup_s\": %.6g, \"checksum\": %.9g, \"finite\": %s%s}\n",
-              o.module.c_str(), o.entry.c_str(), o.mode.c_str(),
-              static_cast<long long>(N), static_cast<long long>(E), threads,
-              o.warmup, jsonList(times).c_str(), median(times),
-              *std::min_element(times.begin(), times.end()),
-              jsonList(cpuTimes).c_str(), median(cpuTimes),
-              static_cast<long long>(rssBaseline),
-              static_cast<long long>(rssPeak), peakReset ? "true" : "false",
-              static_cast<long long>(ru.ru_maxrss) * 1024, workspaceBytes,
-              static_cast<long long>(outputBytes),
-              static_cast<long long>(inputBytes),
-              static_cast<long long>(paramBytes), setupSeconds, sum,
-              finite ? "true" : "false",
-              epoch ? (", \"loss\": " + std::to_string(loss)).c_str() : "");
+  fmt::print("{{\"ok\": true, \"impl\": \"gnnc\", \"module\": \"{}\", "
+             "\"entry\": \"{}\", \"mode\": \"{}\", \"N\": {}, \"E\": {}, "
+             "\"threads\": {}, \"warmup\": {}, \"times_s\": {}, "
+             "\"median_s\": {:.9g}, \"min_s\": {:.9g}, "
+             "\"cpu_times_s\": {}, \"cpu_median_s\": {:.9g}, "
+             "\"rss_baseline_bytes\": {}, \"rss_peak_bytes\": {}, "
+             "\"peak_reset\": {}, \"maxrss_process_bytes\": {}, "
+             "\"workspace_bytes\": {}, \"output_bytes\": {}, "
+             "\"input_bytes\": {}, \"param_bytes\": {}, "
+             "\"setup_s\": {:.6g}, \"checksum\": {:.9g}, \"finite\": {}{}}}\n",
+             o.module, o.entry, o.mode, N, E, threads, o.warmup,
+             jsonList(times), median(times),
+             *std::min_element(times.begin(), times.end()), jsonList(cpuTimes),
+             median(cpuTimes), rssBaseline, rssPeak, peakReset,
+             static_cast<int64_t>(ru.ru_maxrss) * 1024, workspaceBytes,
+             outputBytes, inputBytes, paramBytes, setupSeconds, sum, finite,
+             epoch ? fmt::format(", \"loss\": {:f}", loss) : std::string());
   return 0;
 }

@@ -992,7 +992,7 @@ def write(data, doc, assets):
       "timings against PyG on CUDA and cuSPARSE SpMM, and the fraction of HBM "
       "bandwidth it reaches, need a machine with a GPU, and none has been "
       "available where this page was generated. Its correctness is tested "
-      "without one (`tests/cuda`: nvcc builds for sm_80 and sm_90, and a host "
+      "without one (`tests/Target/Exec`: nvcc builds for sm_80 and sm_90, and a host "
       "emulation that runs every generated kernel against the interpreter).\n")
 
     # Not run.

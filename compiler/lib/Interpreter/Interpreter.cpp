@@ -7,6 +7,8 @@
 
 #include "gnnc/Interpreter/Interpreter.h"
 
+#include "gnnc/runtime/Random.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -26,15 +28,7 @@ template <typename T> int64_t Tensor<T>::numElements() const {
 }
 
 bool interp::dropoutKeeps(int64_t seed, uint64_t index, double p) {
-  // splitmix64 of (seed, index): a counter-based generator, so recomputing
-  // a mask never needs the mask itself.
-  uint64_t z = static_cast<uint64_t>(seed) * 0x9E3779B97F4A7C15ull + index;
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  double u = static_cast<double>(z >> 11) * 0x1.0p-53;
-  return u >= p;
+  return rt::dropoutKeeps(static_cast<uint64_t>(seed), index, p);
 }
 
 namespace {

@@ -1,15 +1,18 @@
 //===- gnn-opt.cpp - mlir-opt for the gnn dialect -------------------------===//
 //
 // Part of gnnc. Parses, verifies, transforms and prints gnn IR and the gnnk
-// kernel IR; every gnn and gnnk pass and MLIR's generic ones (canonicalize,
-// cse, inline, ...) are registered.
+// kernel IR; every gnn and gnnk pass, the conversions between them, the
+// preparation of kernel IR for the printers and MLIR's generic passes
+// (canonicalize, cse, inline, ...) are registered.
 //
 //===----------------------------------------------------------------------===//
 
+#include "gnnc/Conversion/Passes.h"
 #include "gnnc/Dialect/GNN/IR/GNN.h"
 #include "gnnc/Dialect/GNN/Transforms/Passes.h"
 #include "gnnc/Dialect/GNNK/IR/GNNK.h"
 #include "gnnc/Dialect/GNNK/Transforms/Passes.h"
+#include "gnnc/Target/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
@@ -25,6 +28,8 @@ int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   gnnc::gnn::registerGNNPasses();
   gnnc::gnnk::registerGNNKPasses();
+  gnnc::gnnk::registerGNNCConversionPasses();
+  gnnc::target::registerGNNCTargetPasses();
 
   mlir::DialectRegistry registry;
   registry.insert<gnnc::gnn::GNNDialect, mlir::func::FuncDialect>();

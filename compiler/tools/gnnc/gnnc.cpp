@@ -13,9 +13,9 @@
 #include "gnnc/Frontend/Frontend.h"
 
 #include "gnnc/Dialect/GNN/Transforms/Passes.h"
-#include "gnnc/Dialect/GNNK/Transforms/Passes.h"
-#include "gnnc/Target/CodeWriter.h"
+#include "gnnc/Target/Passes.h"
 #include "gnnc/Target/Target.h"
+#include "gnnc/Tools/TargetOptions.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -82,7 +82,8 @@ llvm::cl::opt<EmitKind> emitKind(
         clEnumValN(EmitKind::MLIRFused, "mlir-fused",
                    "the gnn dialect after gather-scatter fusion"),
         clEnumValN(EmitKind::KernelIR, "kernel-ir",
-                   "after fusion, every aggregation as a gnnk kernel"),
+                   "after fusion, every aggregation as a gnnk kernel (with "
+                   "--mlir-print-debuginfo, what gnn-translate reads)"),
         clEnumValN(EmitKind::Cpp, "cpp",
                    "C++ with OpenMP: <stem>.h, <stem>.cpp and "
                    "<stem>.gnnmap.json in the directory -o (docs/abi.md)"),
@@ -100,27 +101,6 @@ llvm::cl::opt<TargetKind> targetKind(
     llvm::cl::values(clEnumValN(TargetKind::Cpp, "cpp", "C++ with OpenMP"),
                      clEnumValN(TargetKind::Cuda, "cuda", "CUDA")),
     llvm::cl::cat(gnncCategory));
-
-// C++ and CUDA output (--emit=cpp|cuda, --show-map).
-llvm::cl::opt<std::string> cppNamespace(
-    "cpp-namespace",
-    llvm::cl::desc("Namespace of the generated C++ (default: the file stem)"),
-    llvm::cl::value_desc("name"), llvm::cl::cat(gnncCategory));
-llvm::cl::opt<bool> lineDirectives(
-    "line-directives",
-    llvm::cl::desc("Emit #line directives so that compiler errors and "
-                   "debuggers point at the .gnn file"),
-    llvm::cl::init(false), llvm::cl::cat(gnncCategory));
-llvm::cl::opt<bool> showMap(
-    "show-map",
-    llvm::cl::desc("Print the .gnn source and the generated C++ (or CUDA, "
-                   "--target=cuda) side by side"),
-    llvm::cl::init(false), llvm::cl::cat(gnncCategory));
-llvm::cl::opt<unsigned>
-    mapWidth("width",
-             llvm::cl::desc("Width of --show-map (default: the terminal's, "
-                            "else 160)"),
-             llvm::cl::init(0), llvm::cl::cat(gnncCategory));
 
 llvm::cl::opt<std::string>
     remat("remat",
@@ -148,27 +128,6 @@ llvm::cl::opt<int64_t> reportEdges(
                    "(default: Cora with a self-loop per vertex)"),
     llvm::cl::init(13264), llvm::cl::cat(gnncCategory));
 
-llvm::cl::opt<bool> training(
-    "training",
-    llvm::cl::desc("With --emit=mlir-fused, kernel-ir or cpp: compile for "
-                   "training (forward, saving forward and backward of every "
-                   "function, as --emit=mlir-grad)"),
-    llvm::cl::init(false), llvm::cl::cat(gnncCategory));
-
-llvm::cl::list<std::string>
-    defines("define",
-            llvm::cl::desc("Value of a hyper-parameter of the top-level "
-                           "layers and models"),
-            llvm::cl::value_desc("name=value"), llvm::cl::ZeroOrMore,
-            llvm::cl::cat(gnncCategory));
-llvm::cl::alias definesShort("D", llvm::cl::desc("Alias for --define"),
-                             llvm::cl::aliasopt(defines),
-                             llvm::cl::cat(gnncCategory));
-
-llvm::cl::opt<std::string>
-    entry("entry",
-          llvm::cl::desc("Emit only this layer or model (and what it uses)"),
-          llvm::cl::value_desc("name"), llvm::cl::cat(gnncCategory));
 } // namespace
 
 static void printVersion(llvm::raw_ostream &os) {
@@ -189,6 +148,10 @@ static void printTokens(const std::vector<Token> &tokens,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // --cpp-namespace, --line-directives, --show-map, --width, --training,
+  // --define and --entry, shared with gnn-translate.
+  gnnc::tools::registerTargetCLOptions(gnncCategory,
+                                       gnnc::tools::ProvenanceUse::Compile);
   llvm::cl::HideUnrelatedOptions(gnncCategory);
   llvm::cl::SetVersionPrinter(printVersion);
   mlir::registerAsmPrinterCLOptions();
@@ -214,16 +177,14 @@ int main(int argc, char **argv) {
         << (targetKind == TargetKind::Cpp ? "cpp" : "cuda") << "\n";
     return 1;
   }
-  if (!cppNamespace.empty()) {
-    std::string why = gnnc::target::checkCppNamespace(cppNamespace);
-    if (!why.empty()) {
-      llvm::WithColor::error(llvm::errs(), "gnnc")
-          << "--cpp-namespace='" << cppNamespace
-          << "' is not a namespace for generated code: " << why << "\n";
-      return 1;
-    }
-  }
-  if (showMap)
+  if (mlir::failed(gnnc::tools::verifyTargetCLOptions("gnnc", llvm::errs())))
+    return 1;
+  const gnnc::tools::TargetCLValues targetValues =
+      gnnc::tools::getTargetCLValues();
+  const std::string &entry = targetValues.entry;
+  const std::vector<std::string> &defines = targetValues.defines;
+  const bool training = targetValues.training;
+  if (targetValues.showMap)
     emitKind = targetKind == TargetKind::Cuda || emitKind == EmitKind::Cuda
                    ? EmitKind::Cuda
                    : EmitKind::Cpp;
@@ -276,22 +237,15 @@ int main(int argc, char **argv) {
       bool printSource =
           emitKind == EmitKind::Cpp || emitKind == EmitKind::Cuda;
       if (emitKind == EmitKind::KernelIR || printSource)
-        gnnc::gnnk::buildKernelPipeline(pm);
+        gnnc::target::buildKernelIRPipeline(pm);
       if (mlir::failed(pm.run(*mlirModule)))
         return 1;
       if (printSource) {
-        gnnc::target::DriverOptions cpp;
-        cpp.target.stem = llvm::sys::path::stem(inputFile).str();
-        cpp.target.cppNamespace = cppNamespace;
-        cpp.target.lineDirectives = lineDirectives;
-        cpp.target.sourceMgr = &sourceMgr;
-        cpp.target.source = inputFile;
-        cpp.target.entry = entry;
-        cpp.target.defines.assign(defines.begin(), defines.end());
-        cpp.target.training = training;
-        cpp.outputDir = outputFile == "-" ? std::string(".") : outputFile;
-        cpp.showMap = showMap;
-        cpp.width = mapWidth ? mapWidth : gnnc::target::defaultTerminalWidth();
+        gnnc::target::DriverOptions cpp = gnnc::tools::getTargetDriverOptions(
+            llvm::sys::path::stem(inputFile), inputFile,
+            outputFile == "-" ? llvm::StringRef(".")
+                              : llvm::StringRef(outputFile),
+            &sourceMgr);
         std::unique_ptr<gnnc::target::KernelTarget> target =
             emitKind == EmitKind::Cuda ? gnnc::target::createCudaTarget()
                                        : gnnc::target::createCppTarget();

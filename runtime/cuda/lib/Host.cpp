@@ -9,6 +9,9 @@
 #include "Internal.h"
 
 #include "gnnc/runtime/cuda/DeviceOps.h"
+#include "gnnc/runtime/cuda/Invoke.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
@@ -32,9 +35,9 @@ Status gnnc::rt::cuda::toStatus(cudaError_t err, const char *what,
   std::string where = file ? std::string(file) : std::string();
   if (size_t slash = where.find_last_of('/'); slash != std::string::npos)
     where = where.substr(slash + 1);
-  return Status::error(std::string(what) + ": " + cudaGetErrorName(err) + ": " +
-                       cudaGetErrorString(err) + " (" + where + ":" +
-                       std::to_string(line) + ")");
+  return Status::error(fmt::format("{}: {}: {} ({}:{})", what,
+                                   cudaGetErrorName(err),
+                                   cudaGetErrorString(err), where, line));
 }
 
 Status gnnc::rt::cuda::deviceCount(int &count) {
@@ -55,10 +58,10 @@ gnnc::rt::cuda::checkAligned(const char *what, std::size_t bytes,
                              std::initializer_list<const void *> pointers) {
   for (const void *p : pointers)
     if (reinterpret_cast<std::uintptr_t>(p) % bytes != 0)
-      return Status::error(std::string(what) + ": device pointer " +
-                           std::to_string(reinterpret_cast<std::uintptr_t>(p)) +
-                           " is not " + std::to_string(bytes) +
-                           "-byte aligned (docs/abi.md, \"CUDA\")");
+      return Status::error(fmt::format(
+          "{}: device pointer {} is not {}-byte aligned (docs/abi.md, "
+          "\"CUDA\")",
+          what, reinterpret_cast<std::uintptr_t>(p), bytes));
   return Status::success();
 }
 
@@ -78,21 +81,21 @@ Status checkLayout(const char *name, const std::vector<int64_t> &ptr,
                    int64_t otherRows, int64_t edges) {
   if (static_cast<int64_t>(ptr.size()) != rows + 1 || ptr.front() != 0 ||
       ptr.back() != edges)
-    return Status::error(std::string("graph: the ") + name +
-                         " offsets do not cover the edges");
+    return Status::error(
+        fmt::format("graph: the {} offsets do not cover the edges", name));
   for (int64_t r = 0; r < rows; ++r)
     if (ptr[r + 1] < ptr[r])
-      return Status::error(std::string("graph: the ") + name +
-                           " offsets decrease at row " + std::to_string(r));
+      return Status::error(
+          fmt::format("graph: the {} offsets decrease at row {}", name, r));
   if (static_cast<int64_t>(other.size()) != edges ||
       static_cast<int64_t>(edge.size()) != edges)
-    return Status::error(std::string("graph: the ") + name +
-                         " arrays do not have one entry per edge");
+    return Status::error(fmt::format(
+        "graph: the {} arrays do not have one entry per edge", name));
   for (int64_t k = 0; k < edges; ++k)
     if (other[k] < 0 || other[k] >= otherRows || edge[k] < 0 ||
         edge[k] >= edges)
-      return Status::error(std::string("graph: the ") + name + " entry " +
-                           std::to_string(k) + " is out of range");
+      return Status::error(
+          fmt::format("graph: the {} entry {} is out of range", name, k));
   return Status::success();
 }
 
@@ -106,10 +109,10 @@ Status gnnc::rt::cuda::detail::layoutForDevice(const Graph &g,
                                                HostLayout &out) {
   int64_t e = g.numEdges();
   if (g.numSrc() > kMaxId || g.numDst() > kMaxId || e > kMaxId)
-    return Status::error(
-        "graph: " + std::to_string(g.numSrc()) + " sources, " +
-        std::to_string(g.numDst()) + " destinations and " + std::to_string(e) +
-        " edges: device graphs have fewer than 2^31 of each (32-bit ids)");
+    return Status::error(fmt::format(
+        "graph: {} sources, {} destinations and {} edges: device graphs have "
+        "fewer than 2^31 of each (32-bit ids)",
+        g.numSrc(), g.numDst(), e));
   if (Status s = checkLayout("CSR (by destination)", g.inPtr(), g.inSrc(),
                              g.inEdge(), g.numDst(), g.numSrc(), e);
       !s.ok())
@@ -245,6 +248,15 @@ Status DeviceBuffer::allocate(std::size_t bytes, DeviceBuffer &out) {
   return Status::success();
 }
 
+Status CudaFlavour::allocateWorkspace(std::size_t bytes, DeviceBuffer &out) {
+  DeviceBuffer b;
+  GNNC_TRY(DeviceBuffer::allocate(bytes, b));
+  if (bytes > 0)
+    GNNC_CUDA_CHECK(cudaMemset(b.data(), 0, bytes));
+  out = std::move(b);
+  return Status::success();
+}
+
 int64_t DeviceTensor::numElements() const {
   int64_t n = 1;
   for (int64_t d : Shape)
@@ -257,8 +269,8 @@ Status DeviceTensor::allocate(const std::vector<int64_t> &shape,
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0)
-      return Status::error("device tensor: negative dimension " +
-                           std::to_string(d));
+      return Status::error(
+          fmt::format("device tensor: negative dimension {}", d));
     n *= d;
   }
   DeviceTensor t;

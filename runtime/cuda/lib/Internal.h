@@ -2,7 +2,7 @@
 //
 // Part of gnnc. Host-side helpers of runtime/cuda used by the CUDA
 // implementation (Device.cu, DeviceOps.cu) and by the host emulation of the
-// tests (tests/cuda/emu), so that both check and lay out graphs alike.
+// tests (tests/Target/Exec/emu), so that both check and lay out graphs alike.
 //
 //===----------------------------------------------------------------------===//
 

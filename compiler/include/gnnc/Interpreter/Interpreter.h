@@ -76,7 +76,8 @@ rt::Status runAll(mlir::ModuleOp module, llvm::StringRef function,
                   const RunOptions &options = {});
 
 /// The counter-based dropout mask: whether element `index` of the tensor
-/// dropped with `seed` is kept, for probability `p`.
+/// dropped with `seed` is kept, for probability `p` (rt::dropoutKeeps of
+/// gnnc/runtime/Random.h, the mask generated code draws).
 bool dropoutKeeps(int64_t seed, uint64_t index, double p);
 
 } // namespace gnnc::interp

@@ -20,6 +20,7 @@
 #include "gnnc/Dialect/GNN/IR/GNN.h"
 #include "gnnc/Dialect/GNNK/IR/GNNK.h"
 #include "gnnc/Target/CodeWriter.h"
+#include "gnnc/Target/HostPlan.h"
 #include "gnnc/Target/HostShapes.h"
 #include "gnnc/Target/PrinterSupport.h"
 #include "gnnc/Target/SourceInfo.h"
@@ -174,6 +175,10 @@ struct HostABI {
   std::string printer() const { return "the " + printerName + " printer"; }
 };
 
+/// The host-plan traits of the printer of `abi` (by its name: "C++",
+/// "CUDA").
+const HostTraits &hostTraitsOf(const HostABI &abi);
+
 /// The C++ expression of a size symbol, read from the graph arguments of `f`
 /// (`graph(i)` is the expression of graph argument i).
 std::string symbolSource(const SizeSymbol &s, const HostFunc &f,
@@ -220,14 +225,6 @@ protected:
   virtual std::string copyStatement(const std::string &from,
                                     const std::string &to,
                                     const std::string &count) = 0;
-  /// Called by plan() before lifetimes are computed: the target may absorb
-  /// transposes (absorbedTransposes) and fuse ops into others (fusedOps).
-  virtual void planFusions(mlir::Block & /*body*/) {}
-  /// The buffers `op` reads besides its operands (those of the ops fused
-  /// into it).
-  virtual void
-  addFusedOperands(mlir::Operation * /*op*/,
-                   llvm::SmallVectorImpl<mlir::Value> & /*operands*/) {}
   /// Whether a constant lives in a workspace buffer (device memory) instead
   /// of a `const float[1]` (Storage::Scalar).
   virtual bool constantsInWorkspace() const { return false; }
@@ -325,18 +322,22 @@ protected:
     unsigned first = 0, last = 0;
   };
   std::vector<Slot> layout;
+  /// The recorded workspace plan of this printer (gnn.workspace): the
+  /// slots in placement order, with their lifetimes.
+  std::vector<WorkspaceSlot> plannedSlots;
   /// The position of every op of the body, and for every value whose
-  /// buffer is its own, the position of the last op that reads it (through
-  /// views too).
+  /// buffer is its own, the position of the last op that reads it (a
+  /// recorded lifetime may be longer, never shorter).
   llvm::DenseMap<mlir::Operation *, unsigned> position;
   llvm::DenseMap<mlir::Value, unsigned> lastUse;
+  /// Whether a slot was asked for that the plan does not have next.
+  bool slotMismatch = false;
+  /// Adds the next slot of the plan: the buffer of `value` (a result of
+  /// `op`), else the scratch of `op` or the workspace of the function it
+  /// calls. Reports an error when the plan's next slot is another or
+  /// lives shorter than it must.
   void addSlot(std::string name, std::string bytes, mlir::Operation *op,
-               mlir::Value value = mlir::Value()) {
-    unsigned first = position.lookup(op);
-    unsigned last = value ? std::max(first, lastUse.lookup(value)) : first;
-    layout.push_back({std::move(name), std::move(bytes), first, last});
-    usesWorkspace = true;
-  }
+               mlir::Value value = mlir::Value());
   std::set<int> usedSymbols;
   bool usesTraining = false, usesSeed = false, usesWorkspace = false;
   /// Whether the body reads HostABI::extraParamName.
@@ -353,16 +354,15 @@ protected:
   llvm::DenseMap<mlir::Operation *, llvm::SmallBitVector> opFeeds;
   bool hasOptionalResults = false;
   std::string guardFor(const llvm::SmallBitVector &results) const;
-  /// Transposes of a matrix that the target's matmul reads transposed in
-  /// place: a view of its input that prints nothing (see planFusions).
-  llvm::DenseSet<mlir::Operation *> absorbedTransposes;
-  /// Ops that another op prints (see planFusions): they print nothing.
-  llvm::DenseSet<mlir::Operation *> fusedOps;
+  /// The recorded host fusions the printer prints (gnn.host_fusion; none
+  /// for a printer without them): absorbed transposes are views of their
+  /// input that print nothing, fused ops print nothing.
+  HostFusions fusions;
   /// Ops that only name another buffer (attach, collect, reshape, absorbed
   /// transposes).
   bool isView(mlir::Operation *op) const {
     return mlir::isa<gnn::AttachOp, gnn::CollectOp, gnn::ReshapeOp>(op) ||
-           absorbedTransposes.count(op);
+           fusions.absorbedTransposes.count(op);
   }
   /// Whether a printed op reads `v`'s data (broadcast_like reads only the
   /// shape of its second operand, which is known without it).

@@ -111,6 +111,8 @@ struct DriverOptions {
   /// files, `width` columns wide.
   bool showMap = false;
   unsigned width = 160;
+  /// The program named in the errors of writing the files.
+  std::string toolName = "gnnc";
 };
 
 /// Prints `module` with `target` and writes the files (with

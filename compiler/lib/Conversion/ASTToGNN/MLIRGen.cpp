@@ -17,6 +17,7 @@
 
 #include "gnnc/Conversion/ASTToGNN/MLIRGen.h"
 #include "gnnc/Dialect/GNN/IR/GNN.h"
+#include "gnnc/Frontend/Builtins.h"
 #include "gnnc/Frontend/Lexer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -1333,8 +1334,49 @@ Value MLIRGenImpl::lowerCall(const CallExpr &call) {
   return op.getResult(0);
 }
 
+/// The gnn.unary function of an elementwise builtin (Builtins.def).
+static std::optional<g::UnaryFn> getUnaryFn(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<g::UnaryFn>>(name)
+#define UNARY(Name, Fn) .Case(#Name, g::UnaryFn::Fn)
+#define UNARY_WITH_PARAM(Name, Fn, Param, Default) .Case(#Name, g::UnaryFn::Fn)
+#include "gnnc/Frontend/Builtins.def"
+      .Default(std::nullopt);
+}
+
+/// The gnn.reduce function of a reduction builtin (Builtins.def).
+static std::optional<g::ReduceFn> getReduceFn(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<g::ReduceFn>>(name)
+#define REDUCTION(Name, Fn, FloatOnly) .Case(#Name, g::ReduceFn::Fn)
+#define EXTREMUM(Name, Fn) .Case(#Name, g::ReduceFn::Fn)
+#include "gnnc/Frontend/Builtins.def"
+      .Default(std::nullopt);
+}
+
+/// The gnn.binary function of an elementwise extremum (Builtins.def).
+static std::optional<g::BinaryFn> getBinaryFn(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<g::BinaryFn>>(name)
+#define EXTREMUM(Name, Fn) .Case(#Name, g::BinaryFn::Fn)
+#include "gnnc/Frontend/Builtins.def"
+      .Default(std::nullopt);
+}
+
+/// The gnn.scatter or gnn.readout function of an aggregating graph method
+/// (Builtins.def).
+static std::optional<g::ReduceFn> getGraphReduceFn(llvm::StringRef method) {
+  return llvm::StringSwitch<std::optional<g::ReduceFn>>(method)
+#define AGGREGATION(Name, Fn, FloatOnly) .Case(#Name, g::ReduceFn::Fn)
+#define READOUT(Name, Fn, FloatOnly) .Case(#Name, g::ReduceFn::Fn)
+#include "gnnc/Frontend/Builtins.def"
+      .Default(std::nullopt);
+}
+
 Value MLIRGenImpl::lowerBuiltin(const CallExpr &call, llvm::StringRef name) {
   mlir::Location l = loc(call.getLoc());
+  const BuiltinInfo *builtin = lookupBuiltin(name);
+  if (!builtin) {
+    fail(call.getLoc(), "'" + name.str() + "'");
+    return nullptr;
+  }
   auto argExpr = [&](size_t position, llvm::StringRef keyword) -> const Expr * {
     size_t pos = 0;
     for (const Arg &a : call.args) {
@@ -1354,40 +1396,6 @@ Value MLIRGenImpl::lowerBuiltin(const CallExpr &call, llvm::StringRef name) {
     return c ? c->asDouble() : fallback;
   };
   const Expr *first = argExpr(0, "x");
-  std::optional<g::UnaryFn> unary =
-      llvm::StringSwitch<std::optional<g::UnaryFn>>(name)
-          .Case("exp", g::UnaryFn::exp)
-          .Case("log", g::UnaryFn::log)
-          .Case("sqrt", g::UnaryFn::sqrt)
-          .Case("rsqrt", g::UnaryFn::rsqrt)
-          .Case("abs", g::UnaryFn::abs)
-          .Case("relu", g::UnaryFn::relu)
-          .Case("sigmoid", g::UnaryFn::sigmoid)
-          .Case("tanh", g::UnaryFn::tanh)
-          .Case("gelu", g::UnaryFn::gelu)
-          .Case("elu", g::UnaryFn::elu)
-          .Case("leaky_relu", g::UnaryFn::leaky_relu)
-          .Default(std::nullopt);
-  if (unary) {
-    Value x = lower(*first);
-    if (!x)
-      return nullptr;
-    mlir::FloatAttr alpha;
-    if (*unary == g::UnaryFn::elu)
-      alpha = builder.getF64FloatAttr(constArg(1, "alpha", 1.0));
-    if (*unary == g::UnaryFn::leaky_relu)
-      alpha = builder.getF64FloatAttr(constArg(1, "slope", 0.01));
-    return builder.create<g::UnaryOp>(
-        l, x.getType(), g::UnaryFnAttr::get(&context, *unary), x, alpha);
-  }
-
-  bool hasAxisKeyword = llvm::any_of(call.args, [](const Arg &a) {
-    return a.keyword.name == "axis" || a.keyword.name == "keepdims";
-  });
-  if ((name == "max" || name == "min") && !hasAxisKeyword)
-    return lowerBinary(name == "max" ? g::BinaryFn::max : g::BinaryFn::min,
-                       *argExpr(0, "a"), *argExpr(1, "b"), l);
-
   auto result = [&]() { return tensorType(*call.type, g::Domain::dense); };
   auto resultLike = [&](Value x) {
     return tensorType(*call.type, domainOf(x));
@@ -1398,15 +1406,34 @@ Value MLIRGenImpl::lowerBuiltin(const CallExpr &call, llvm::StringRef name) {
     return axis < 0 ? axis + typeOf(x).getRank() : axis;
   };
 
-  if (name == "sum" || name == "mean" || name == "max" || name == "min") {
+  switch (builtin->kind) {
+  case BuiltinKind::Unary: {
     Value x = lower(*first);
     if (!x)
       return nullptr;
-    g::ReduceFn reduce = llvm::StringSwitch<g::ReduceFn>(name)
-                             .Case("sum", g::ReduceFn::sum)
-                             .Case("mean", g::ReduceFn::mean)
-                             .Case("max", g::ReduceFn::max)
-                             .Default(g::ReduceFn::min);
+    mlir::FloatAttr alpha;
+    if (!builtin->param.empty())
+      alpha = builder.getF64FloatAttr(
+          constArg(1, builtin->param, builtin->paramDefault));
+    return builder.create<g::UnaryOp>(
+        l, x.getType(), g::UnaryFnAttr::get(&context, *getUnaryFn(name)), x,
+        alpha);
+  }
+  case BuiltinKind::Extremum: {
+    // max(a, b) is elementwise; with an axis it is a reduction.
+    bool hasAxisKeyword = llvm::any_of(call.args, [](const Arg &a) {
+      return a.keyword.name == "axis" || a.keyword.name == "keepdims";
+    });
+    if (!hasAxisKeyword)
+      return lowerBinary(*getBinaryFn(name), *argExpr(0, "a"), *argExpr(1, "b"),
+                         l);
+    [[fallthrough]];
+  }
+  case BuiltinKind::Reduction: {
+    Value x = lower(*first);
+    if (!x)
+      return nullptr;
+    g::ReduceFn reduce = *getReduceFn(name);
     const Expr *axisExpr = argExpr(1, "axis");
     mlir::IntegerAttr axis;
     if (axisExpr)
@@ -1418,15 +1445,15 @@ Value MLIRGenImpl::lowerBuiltin(const CallExpr &call, llvm::StringRef name) {
         l, resultLike(x), g::ReduceFnAttr::get(&context, reduce), x, axis,
         keepdims ? builder.getUnitAttr() : nullptr);
   }
-  if (name == "softmax" || name == "log_softmax") {
+  case BuiltinKind::Softmax: {
     Value x = lower(*first);
     if (!x)
       return nullptr;
     return builder.create<g::SoftmaxOp>(
         l, x.getType(), x, builder.getI64IntegerAttr(axisOf(x, 1, -1)),
-        name == "log_softmax" ? builder.getUnitAttr() : nullptr);
+        builtin->log ? builder.getUnitAttr() : nullptr);
   }
-  if (name == "dropout") {
+  case BuiltinKind::Dropout: {
     Value x = lower(*first);
     if (!x)
       return nullptr;
@@ -1434,19 +1461,19 @@ Value MLIRGenImpl::lowerBuiltin(const CallExpr &call, llvm::StringRef name) {
         l, x.getType(), x, builder.getF64FloatAttr(constArg(1, "p", 0.0)),
         builder.getI64IntegerAttr(nextSeed++));
   }
-  if (name == "transpose") {
+  case BuiltinKind::Transpose: {
     Value x = lower(*first);
     if (!x)
       return nullptr;
     return builder.create<g::TransposeOp>(l, resultLike(x), x);
   }
-  if (name == "reshape") {
+  case BuiltinKind::Reshape: {
     Value x = lower(*first);
     if (!x)
       return nullptr;
     return builder.create<g::ReshapeOp>(l, resultLike(x), x);
   }
-  if (name == "concat") {
+  case BuiltinKind::Concat: {
     auto &list = llvm::cast<ListExpr>(*argExpr(0, "xs"));
     llvm::SmallVector<Value> inputs;
     for (const ExprPtr &e : list.elements) {
@@ -1469,6 +1496,10 @@ Value MLIRGenImpl::lowerBuiltin(const CallExpr &call, llvm::StringRef name) {
     return builder.create<g::ConcatOp>(l, tensorType(*call.type, domain),
                                        inputs, builder.getI64IntegerAttr(axis));
   }
+  case BuiltinKind::Range:
+    // Only the source of a range loop, which Sema checked.
+    break;
+  }
   (void)result;
   fail(call.getLoc(), "'" + name.str() + "'");
   return nullptr;
@@ -1477,29 +1508,33 @@ Value MLIRGenImpl::lowerBuiltin(const CallExpr &call, llvm::StringRef name) {
 Value MLIRGenImpl::lowerGraphMethod(const CallExpr &call, Value graph,
                                     llvm::StringRef method) {
   mlir::Location l = loc(call.getLoc());
-  if (method == "in_degree")
-    return builder.create<g::InDegreeOp>(
-        l, tensorType(*call.type, g::Domain::dense), graph);
-  if (method == "out_degree")
+  const GraphMethodInfo *info = lookupGraphMethod(method);
+  if (!info || info->kind == GraphMethodKind::SetAttr) {
+    fail(call.getLoc(), "this call"); // Sema accepts neither
+    return nullptr;
+  }
+  switch (info->kind) {
+  case GraphMethodKind::Degree:
+    if (method == "in_degree")
+      return builder.create<g::InDegreeOp>(
+          l, tensorType(*call.type, g::Domain::dense), graph);
     return builder.create<g::OutDegreeOp>(
         l, tensorType(*call.type, g::Domain::dense), graph);
-  if (method == "relation") {
+  case GraphMethodKind::Relation: {
     auto &name = llvm::cast<StringExpr>(*call.args[0].value);
     return builder.create<g::RelationOp>(
         l, g::GraphType::get(&context, g::GraphKind::graph), graph,
         builder.getStringAttr(name.value));
   }
-  if (method == "sum_nodes" || method == "avg_nodes" || method == "max_nodes") {
+  case GraphMethodKind::Readout: {
     Value x = lower(*call.args[0].value);
     if (!x)
       return nullptr;
-    g::ReduceFn reduce = method == "sum_nodes"   ? g::ReduceFn::sum
-                         : method == "avg_nodes" ? g::ReduceFn::mean
-                                                 : g::ReduceFn::max;
+    g::ReduceFn reduce = *getGraphReduceFn(method);
     return builder.create<g::ReadoutOp>(
         l, tensorType(*call.type, g::Domain::dense), reduce, graph, x);
   }
-  if (method == "dot") {
+  case GraphMethodKind::Dot: {
     Value a = lower(*call.args[0].value), b = lower(*call.args[1].value);
     if (!a || !b)
       return nullptr;
@@ -1512,6 +1547,11 @@ Value MLIRGenImpl::lowerGraphMethod(const CallExpr &call, Value graph,
         product, builder.getI64IntegerAttr(t.getRank() - 1),
         builder.getUnitAttr());
   }
+  case GraphMethodKind::Aggregation:
+  case GraphMethodKind::EdgeSoftmax:
+  case GraphMethodKind::SetAttr:
+    break;
+  }
   // Aggregations and edge softmax: over the loop vertex's neighbourhood.
   Value list = lower(*call.args[0].value);
   if (!list)
@@ -1523,14 +1563,10 @@ Value MLIRGenImpl::lowerGraphMethod(const CallExpr &call, Value graph,
   Direction direction = call.args[0].value->type->direction;
   g::Domain center =
       direction == Direction::In ? g::Domain::dst : g::Domain::src;
-  if (method == "softmax")
+  if (info->kind == GraphMethodKind::EdgeSoftmax)
     return builder.create<g::EdgeSoftmaxOp>(
         l, list.getType(), graph, list, g::DomainAttr::get(&context, center));
-  g::ReduceFn reduce = llvm::StringSwitch<g::ReduceFn>(method)
-                           .Case("sum", g::ReduceFn::sum)
-                           .Case("avg", g::ReduceFn::mean)
-                           .Case("max", g::ReduceFn::max)
-                           .Default(g::ReduceFn::min);
+  g::ReduceFn reduce = *getGraphReduceFn(method);
   Value aggregated = builder.create<g::ScatterOp>(
       l, typeOf(list).withDomain(center), reduce, graph, list);
   aggregated = toSide(aggregated, toDomain(vertex->side), l);

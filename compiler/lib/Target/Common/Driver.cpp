@@ -173,7 +173,7 @@ int gnnc::target::runTargetDriver(KernelTarget &target, ModuleOp module,
   out.emplace_back(options.target.stem + ".gnnmap.json", json);
   std::string error;
   if (failed(writeFilesAtomically(options.outputDir, out, error))) {
-    llvm::WithColor::error(errs, "gnnc") << error << "\n";
+    llvm::WithColor::error(errs, options.toolName) << error << "\n";
     return 1;
   }
   return 0;

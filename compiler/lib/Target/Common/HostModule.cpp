@@ -84,6 +84,10 @@ gnnc::target::symbolSource(const SizeSymbol &s, const HostFunc &f,
   return "0";
 }
 
+const HostTraits &gnnc::target::hostTraitsOf(const HostABI &abi) {
+  return abi.printerName == "CUDA" ? cudaHostTraits() : cppHostTraits();
+}
+
 std::vector<HostFunc::Part> HostFunc::entryParts() const {
   std::vector<Part> parts;
   for (auto [i, a] : llvm::enumerate(args))
@@ -222,33 +226,34 @@ LogicalResult HostFunctionPrinter::plan() {
     if (r.field.empty())
       namer.reserve(r.name);
 
+  // The recorded decisions: host fusions and the workspace plan.
+  const HostTraits &traits = hostTraitsOf(abi);
+  if (traits.constantsInWorkspace != constantsInWorkspace() ||
+      traits.optionalInputGrads != abi.optionalInputGrads)
+    return func.emitError(abi.printer() + " does not match its host traits");
+  if (traits.hostFusions && failed(readHostFusions(func, fusions)))
+    return failure();
+  FailureOr<std::vector<WorkspaceSlot>> slots = readWorkspace(func, traits);
+  if (failed(slots))
+    return failure();
+  plannedSlots = std::move(*slots);
   // Values: names first, then where they live.
   Block &body = func.getBody().front();
-  planFusions(body);
-  for (Operation &op : llvm::reverse(body))
-    if (isa<func::ReturnOp>(op) ||
-        llvm::any_of(op.getResults(), [&](Value r) { return isUsed(r); }))
-      live.insert(&op);
-  // Lifetimes: a read through a view reads the viewed buffer.
-  unsigned index = 0;
-  for (Operation &op : body)
-    position[&op] = index++;
-  for (Operation &op : body) {
-    if (!live.count(&op))
-      continue;
-    SmallVector<Value, 4> operands(op.getOperands());
-    addFusedOperands(&op, operands);
-    for (Value operand : operands) {
-      Value root = operand;
-      while (Operation *def = root.getDefiningOp()) {
-        if (!isView(def))
-          break;
-        root = def->getOperand(def->getNumOperands() - 1);
-      }
-      unsigned &last = lastUse[root];
-      last = std::max(last, position[&op]);
+  llvm::SmallBitVector optional(f.results.size());
+  for (auto [i, r] : llvm::enumerate(f.results))
+    optional[i] = r.optional;
+  HostStorage analysis(func, fusions, optional, [&](StringRef name) {
+    llvm::SmallBitVector bits;
+    if (auto it = functions.find(name.str()); it != functions.end()) {
+      bits.resize(it->second->results.size());
+      for (auto [i, r] : llvm::enumerate(it->second->results))
+        bits[i] = r.optional;
     }
-  }
+    return bits;
+  });
+  live = std::move(analysis.live);
+  position = std::move(analysis.position);
+  lastUse = std::move(analysis.lastUse);
   // The .gnn location of every op, and whether no later op of the body
   // (before the return) comes from the same line.
   std::vector<SourceLoc> locs;
@@ -293,68 +298,21 @@ LogicalResult HostFunctionPrinter::plan() {
         groupOf[op.getResult(0)] = root;
         auto viewBase = base[op.getResult(0)];
         if (viewBase.second && !base[root].second &&
-            !absorbedTransposes.count(&op))
+            !fusions.absorbedTransposes.count(&op))
           base[root] = viewBase;
       }
     }
   }
-  // What each value and op contributes to (for optional results).
-  unsigned numResults = f.results.size();
+  // What each value and op contributes to (for optional results), and the
+  // values computed directly into a result.
   for (const HostFunc::Result &r : f.results)
     hasOptionalResults = hasOptionalResults || r.optional;
-  for (Operation &op : llvm::reverse(body)) {
-    llvm::SmallBitVector all(numResults);
-    for (Value r : op.getResults()) {
-      llvm::SmallBitVector bits(numResults);
-      for (OpOperand &use : r.getUses()) {
-        Operation *user = use.getOwner();
-        if (isa<func::ReturnOp>(user))
-          bits.set(use.getOperandNumber());
-        else if (auto it = opFeeds.find(user); it != opFeeds.end())
-          bits |= it->second;
-      }
-      all |= bits;
-      valueFeeds[r] = std::move(bits);
-    }
-    opFeeds[&op] = std::move(all);
-  }
-  // Output placement: the buffer a result is a view of is the output.
+  valueFeeds = std::move(analysis.valueFeeds);
+  opFeeds = std::move(analysis.opFeeds);
+  DenseMap<Value, unsigned> placed = std::move(analysis.placed);
   copyResult.assign(f.results.size(), true);
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
-  DenseMap<Value, unsigned> placed;
-  auto bufferRoot = [&](Value v) {
-    while (Operation *def = v.getDefiningOp()) {
-      if (!isView(def))
-        break;
-      v = def->getOperand(def->getNumOperands() - 1);
-    }
-    return v;
-  };
-  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-    Value root = bufferRoot(v);
-    Operation *def = root.getDefiningOp();
-    if (!def || isa<gnn::ConstantOp>(def) || placed.count(root))
-      continue;
-    // An optional output may be null: only what runs just for it (or a
-    // call that accepts null there too) may write into it.
-    if (f.results[i].optional) {
-      llvm::SmallBitVector only(numResults);
-      only.set(i);
-      auto call = dyn_cast<func::CallOp>(def);
-      bool passesNull = false;
-      if (call) {
-        auto callee = functions.find(call.getCallee().str());
-        unsigned k = cast<OpResult>(root).getResultNumber();
-        passesNull = callee != functions.end() &&
-                     callee->second->results[k].optional &&
-                     valueFeeds[root] == only;
-      }
-      if (!passesNull && opFeeds[def] != only)
-        continue;
-    }
-    placed[root] = i;
-    copyResult[i] = false;
-  }
+  for (auto &entry : placed)
+    copyResult[entry.second] = false;
   for (Operation &op : body) {
     if (isa<func::ReturnOp>(op))
       continue;
@@ -379,7 +337,7 @@ LogicalResult HostFunctionPrinter::plan() {
         s.kind = Storage::Alias;
         s.isConst = in.isConst;
         Value input = op.getOperand(op.getNumOperands() - 1);
-        bool own = base[r].second && !absorbedTransposes.count(&op) &&
+        bool own = base[r].second && !fusions.absorbedTransposes.count(&op) &&
                    (!base.count(input) || base[input].first != base[r].first);
         s.name = own ? namer.unique(base[r].first, std::to_string(number[r]))
                      : in.name;
@@ -445,6 +403,32 @@ void HostFunctionPrinter::kernelArgNames(
       it->second.argNames.push_back(name);
     }
   });
+}
+
+void HostFunctionPrinter::addSlot(std::string name, std::string bytes,
+                                  Operation *op, Value value) {
+  usesWorkspace = true;
+  unsigned at = position.lookup(op);
+  WorkspaceSlot::Kind kind = value                   ? WorkspaceSlot::Buffer
+                             : isa<func::CallOp>(op) ? WorkspaceSlot::Callee
+                                                     : WorkspaceSlot::Scratch;
+  unsigned result = value ? cast<OpResult>(value).getResultNumber() : 0;
+  size_t next = layout.size();
+  unsigned last = value ? std::max(at, lastUse.lookup(value)) : at;
+  if (next >= plannedSlots.size() || plannedSlots[next].op != at ||
+      plannedSlots[next].kind != kind ||
+      (value && plannedSlots[next].result != result) ||
+      plannedSlots[next].first > at || plannedSlots[next].last < last) {
+    if (!slotMismatch)
+      op->emitError("the workspace plan of @")
+          << func.getName() << " has no slot " << next
+          << " for this op live from " << at << " to " << last;
+    slotMismatch = true;
+    layout.push_back({std::move(name), std::move(bytes), at, at});
+    return;
+  }
+  const WorkspaceSlot &slot = plannedSlots[next];
+  layout.push_back({std::move(name), std::move(bytes), slot.first, slot.last});
 }
 
 /// Declares the variable of a fresh value (a workspace buffer).
@@ -820,7 +804,8 @@ LogicalResult HostFunctionPrinter::print(CodeWriter &w) {
       body.line("return rt::Status::success();");
       continue;
     }
-    if (!live.count(&op) || isa<gnn::RelationOp>(op) || fusedOps.count(&op))
+    if (!live.count(&op) || isa<gnn::RelationOp>(op) ||
+        fusions.fusedOps.count(&op))
       continue;
     // Views that share their input's variable print nothing.
     if (isView(&op) && !storage[op.getResult(0)].declared)
@@ -851,6 +836,13 @@ LogicalResult HostFunctionPrinter::print(CodeWriter &w) {
     }
     body.append(code);
   }
+
+  if (slotMismatch)
+    return failure();
+  if (layout.size() != plannedSlots.size())
+    return func.emitError("the workspace plan of @")
+           << func.getName() << " has " << plannedSlots.size()
+           << " slots, the function needs " << layout.size();
 
   // The Layout struct: byte offsets of the workspace buffers (boilerplate,
   // of no .gnn line).
@@ -2129,6 +2121,10 @@ void HostModulePrinter::printHeader(CodeWriter &w) {
 
 LogicalResult HostModulePrinter::print(std::vector<GeneratedFile> &files) {
   if (failed(collect()))
+    return failure();
+  // Kernel IR without a host plan (written by hand, or from a pipeline
+  // without gnnk-plan-host-fusion and gnnk-plan-workspace) gets it here.
+  if (failed(ensureHostPlan(module, hostTraitsOf(abi))))
     return failure();
   for (auto &f : hosts) {
     std::unique_ptr<HostFunctionPrinter> printer = createHostPrinter(*f);

@@ -567,63 +567,7 @@ private:
     return member(kernelGraph(graph), src ? "edgeSrc()" : "edgeDst()") +
            ".data()";
   }
-  /// Transposes of a matrix that only matmuls read: the matmul reads the
-  /// input through cblas_sgemm's CblasTrans instead (rt::matmulT), and the
-  /// transpose is a view of its input that prints nothing. Edge-weight
-  /// gradients become gatherDots.
-  void planFusions(Block &body) override;
-  void addFusedOperands(Operation *op,
-                        SmallVectorImpl<Value> &operands) override;
-
-  /// `reduce sum` of a whole edge row of `mul(gather(x), gather(y))` (the
-  /// gradient of an edge weight): one pass over the edges that gathers both
-  /// rows (rt::gatherDot), keyed by the reduce, with the two gathers; the
-  /// gathers and the product are fusedOps.
-  DenseMap<Operation *, std::pair<gnn::GatherOp, gnn::GatherOp>> gatherDots;
 };
-
-void HostPrinter::planFusions(Block &body) {
-  for (Operation &op : body) {
-    auto t = dyn_cast<gnn::TransposeOp>(op);
-    if (!t || gnn::tensorOf(t.getInput()).isVertexOrEdge() ||
-        gnn::tensorOf(t.getInput()).getShape().size() != 2 ||
-        t.getResult().use_empty())
-      continue;
-    if (llvm::all_of(t.getResult().getUsers(),
-                     [](Operation *user) { return isa<gnn::MatmulOp>(user); }))
-      absorbedTransposes.insert(&op);
-  }
-  for (Operation &op : body) {
-    auto r = dyn_cast<gnn::ReduceOp>(op);
-    if (!r || r.getFn() != gnn::ReduceFn::sum ||
-        gnn::tensorOf(r.getInput()).getDomain() != Domain::edge ||
-        gnn::tensorOf(r.getInput()).getShape().size() != 1 ||
-        (r.getAxisAttr() && r.getAxisAttr().getInt() != 0))
-      continue;
-    auto m = r.getInput().getDefiningOp<gnn::BinaryOp>();
-    if (!m || m.getFn() != gnn::BinaryFn::mul || !m->hasOneUse())
-      continue;
-    auto a = m.getLhs().getDefiningOp<gnn::GatherOp>();
-    auto b = m.getRhs().getDefiningOp<gnn::GatherOp>();
-    if (!a || !b || a == b || !a->hasOneUse() || !b->hasOneUse() ||
-        a.getGraph() != b.getGraph() ||
-        a.getResult().getType() != m.getResult().getType() ||
-        b.getResult().getType() != m.getResult().getType())
-      continue;
-    gatherDots[&op] = {a, b};
-    fusedOps.insert(a);
-    fusedOps.insert(b);
-    fusedOps.insert(m);
-  }
-}
-
-void HostPrinter::addFusedOperands(Operation *op,
-                                   SmallVectorImpl<Value> &operands) {
-  if (auto dot = gatherDots.find(op); dot != gatherDots.end()) {
-    operands.push_back(dot->second.first.getInput());
-    operands.push_back(dot->second.second.getInput());
-  }
-}
 
 LogicalResult HostPrinter::printOp(Operation *op, CodeWriter &w,
                                    CodeWriter &decl) {
@@ -677,8 +621,8 @@ LogicalResult HostPrinter::printOp(Operation *op, CodeWriter &w,
                             dim(wgt[0]) + ", " + dim(wgt[1]);
         Operation *ta = m.getLhs().getDefiningOp();
         Operation *tw = m.getRhs().getDefiningOp();
-        bool transA = ta && absorbedTransposes.count(ta);
-        bool transW = tw && absorbedTransposes.count(tw);
+        bool transA = ta && fusions.absorbedTransposes.count(ta);
+        bool transW = tw && fusions.absorbedTransposes.count(tw);
         if (!transA && !transW) {
           w.line("rt::matmul(" + in(m.getLhs()) + ", " + in(m.getRhs()) + ", " +
                  out() + ", " + sizes + ");");
@@ -694,7 +638,8 @@ LogicalResult HostPrinter::printOp(Operation *op, CodeWriter &w,
         return success();
       })
       .Case<ReduceOp, ReduceSelectOp>([&](auto r) -> LogicalResult {
-        if (auto dot = gatherDots.find(op); dot != gatherDots.end()) {
+        if (auto dot = fusions.gatherDots.find(op);
+            dot != fusions.gatherDots.end()) {
           // Both rows of each edge are gathered and multiplied in one pass.
           auto index = [&](GatherOp g) {
             return edgeEnds(g.getGraph(),

@@ -15,6 +15,9 @@
 // through edgeSrc() / edgeDst(), so per-edge data indexed by edge id lines up
 // with inEdge / outEdge.
 //
+// Also here: the other graph arguments of generated code (BatchedGraph,
+// HeteroGraph) and their checks.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef GNNC_RUNTIME_GRAPH_H
@@ -99,6 +102,43 @@ Status loadGraphDir(const std::string &dir, Graph &out, int64_t numNodes = -1);
 /// GCN / GAT preprocessing wants. Existing self-loops are kept. `in` and
 /// `out` may be the same object.
 Status addSelfLoops(const Graph &in, Graph &out);
+
+//===----------------------------------------------------------------------===//
+// Graph arguments of generated code
+//===----------------------------------------------------------------------===//
+
+/// A batch of disjoint graphs (`Graph` arguments of kind `batched`): the
+/// union `graph`, and for each of its vertices the member graph it belongs
+/// to (`graphOf[v]` in [0, numGraphs)).
+struct BatchedGraph {
+  const Graph *graph = nullptr;
+  const int64_t *graphOf = nullptr;
+  int64_t numGraphs = 0;
+};
+
+/// Checks a batched graph argument: graphOf set for every vertex and in
+/// [0, numGraphs).
+Status checkBatch(const BatchedGraph &g);
+
+/// One named edge set of a heterogeneous graph.
+struct Relation {
+  const char *name = nullptr;
+  const Graph *graph = nullptr;
+};
+
+/// A heterogeneous graph (`HeteroGraph` arguments): `numVertices` vertices
+/// and one homogeneous graph over them per relation.
+struct HeteroGraph {
+  int64_t numVertices = 0;
+  const Relation *relations = nullptr;
+  int64_t numRelations = 0;
+};
+
+/// The relation called `name`, or null when `g` has none or it is not a
+/// graph on g.numVertices vertices.
+const Graph *findRelation(const HeteroGraph &g, const char *name);
+/// The relation called `name`, or an empty graph (for workspace sizing).
+const Graph &relationOrEmpty(const HeteroGraph &g, const char *name);
 
 } // namespace gnnc::rt
 

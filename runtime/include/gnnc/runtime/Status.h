@@ -4,7 +4,8 @@
 // fail returns a Status and hands its results back through reference
 // parameters, which are only written on success. A failed Status carries one
 // lower-case message that names the file (or object) and the problem, e.g.
-// `cora/edge_index.npy: expected dtype int64, got float32`.
+// `cora/edge_index.npy: expected dtype int64, got float32`. GNNC_TRY(expr)
+// returns a failed Status from the enclosing function.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,5 +49,14 @@ private:
 };
 
 } // namespace gnnc::rt
+
+/// Evaluates an expression of type gnnc::rt::Status and returns it from the
+/// enclosing function when it is an error.
+#define GNNC_TRY(expr)                                                         \
+  do {                                                                         \
+    ::gnnc::rt::Status gnnc_status_ = (expr);                                  \
+    if (!gnnc_status_.ok())                                                    \
+      return gnnc_status_;                                                     \
+  } while (0)
 
 #endif // GNNC_RUNTIME_STATUS_H

@@ -17,6 +17,7 @@
 #ifndef GNNC_RUNTIME_TRAIN_H
 #define GNNC_RUNTIME_TRAIN_H
 
+#include "gnnc/runtime/Random.h"
 #include "gnnc/runtime/Status.h"
 
 #include <cstddef>
@@ -136,16 +137,8 @@ private:
   uint64_t State;
 };
 
-/// Whether element `index` of a tensor dropped with probability `p` and
-/// seed `seed` is kept: the first nextDouble() of SplitMix64(seed *
-/// 0x9E3779B97F4A7C15 + index) (unsigned 64-bit arithmetic) is >= p. This is
-/// the mask of the compiler's `dropout` (interp::dropoutKeeps and
-/// gnnk.dropout_keep), so a host loop reproduces a compiled model's mask.
-bool dropoutKeeps(uint64_t seed, uint64_t index, double p);
-
-/// The multiplier of a kept element, 1 / (1 - p) computed in double and
-/// rounded to float (infinite for p = 1, where nothing is kept).
-float dropoutScale(double p);
+// The dropout mask (dropoutKeeps, dropoutScale) is in Random.h: the first
+// nextDouble() of SplitMix64(seed * 0x9E3779B97F4A7C15 + index) is >= p.
 
 //===----------------------------------------------------------------------===//
 // Parameter initialisers

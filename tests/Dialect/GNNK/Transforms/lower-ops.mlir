@@ -1,6 +1,6 @@
 // gnn-lower-to-kernels on hand-written aggregates: every reduction kind,
 // both sides, every input domain and every op a fused body can hold.
-// tests/unit/Kernel/KernelExecTest.cpp runs this file's aggregates as
+// tests/Conversion/GNNToGNNK/KernelExecTest.cpp runs this file's aggregates as
 // compiled kernels and compares them with the reference interpreter.
 //
 // RUN: gnn-opt %s --gnn-lower-to-kernels | FileCheck %s

@@ -70,10 +70,46 @@ int64_t gnnc::gnnk::getNumKernelOutputs(Operation *func) {
   return n ? n.getInt() : -1;
 }
 
+/// `gnnk.gpu` on a kernel: a dictionary of exactly the entries gnnk-map-gpu
+/// records, each of its kind. Whether the values fit the kernel's body is
+/// checked by the CUDA printer, which reads them.
+static LogicalResult verifyGpuMapping(Operation *op, Attribute value) {
+  if (!op->hasAttr(GNNKDialect::getKernelAttrName()))
+    return op->emitError("'")
+           << kGpuMappingAttrName << "' belongs on a gnnk.kernel function";
+  auto dict = dyn_cast<DictionaryAttr>(value);
+  auto expect = [&]() {
+    return op->emitError("'")
+           << kGpuMappingAttrName
+           << "' must be a dictionary {mapping, schedule: strings; keys: "
+              "array<i64>; lanes, vector, chunks, rows_per_block, "
+              "shared_bytes: integers; scratch, nests: arrays of strings}";
+  };
+  if (!dict || dict.size() != 10)
+    return expect();
+  for (StringRef name : {"mapping", "schedule"})
+    if (!dict.getAs<StringAttr>(name))
+      return expect();
+  if (!dict.getAs<DenseI64ArrayAttr>("keys"))
+    return expect();
+  for (StringRef name :
+       {"lanes", "vector", "chunks", "rows_per_block", "shared_bytes"})
+    if (!dict.getAs<IntegerAttr>(name))
+      return expect();
+  for (StringRef name : {"scratch", "nests"}) {
+    auto list = dict.getAs<ArrayAttr>(name);
+    if (!list || !llvm::all_of(list, llvm::IsaPred<StringAttr>))
+      return expect();
+  }
+  return success();
+}
+
 /// `gnnk.kernel = {num_outputs = N}` on a func.func whose arguments are the
 /// graph, then memrefs (the last N are outputs), and which returns nothing.
 LogicalResult GNNKDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
+  if (attr.getName() == kGpuMappingAttrName)
+    return verifyGpuMapping(op, attr.getValue());
   if (attr.getName() != getKernelAttrName())
     return op->emitError("unknown gnnk attribute '")
            << attr.getName().getValue() << "'";

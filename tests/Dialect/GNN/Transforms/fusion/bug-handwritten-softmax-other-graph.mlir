@@ -4,7 +4,7 @@
 // in-edges, yet gnn-fuse folds everything into a softmax_sum over %g and
 // drops the %g2 sum: the fused function computes something else
 // (FusionBugs.DISABLED_HandWrittenSoftmaxNormalisedOverAnotherGraph in
-// tests/unit/Interpreter/FusionDifferentialTest.cpp shows the numbers
+// tests/Dialect/GNN/Transforms/FusionDifferentialTest.cpp shows the numbers
 // differ). Expected: no softmax_sum; the %g2 normaliser stays a separate
 // aggregation. Remove the XFAIL line once fixed.
 //

@@ -35,6 +35,10 @@ namespace gnnc::gnnk {
 /// arguments are outputs.
 constexpr llvm::StringLiteral kNumOutputsName = "num_outputs";
 
+/// The kernel attribute of gnnk-map-gpu: how a GPU runs the kernel
+/// (gnnc/Dialect/GNNK/Transforms/GpuMapping.h).
+constexpr llvm::StringLiteral kGpuMappingAttrName = "gnnk.gpu";
+
 /// The type a kernel sees for a host value of type `hostType`: a
 /// `!gnn.graph` becomes `!gnnk.graph`; a `src`, `dst` or `edge`
 /// `!gnn.tensor` with row shape S becomes `memref<?xS>`, a dense one a

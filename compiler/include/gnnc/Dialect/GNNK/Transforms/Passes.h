@@ -7,6 +7,7 @@
 #ifndef GNNC_DIALECT_GNNK_TRANSFORMS_PASSES_H
 #define GNNC_DIALECT_GNNK_TRANSFORMS_PASSES_H
 
+#include "gnnc/Conversion/GNNToGNNK/GNNToGNNK.h"
 #include "gnnc/Dialect/GNNK/IR/GNNK.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,8 +26,11 @@ namespace gnnc::gnnk {
 #define GEN_PASS_REGISTRATION
 #include "gnnc/Dialect/GNNK/Transforms/Passes.h.inc"
 
-/// Adds what `gnnc --emit=kernel-ir` runs after the fusion pipeline:
-/// gnn-lower-to-kernels, then gnnk-bound-scratch.
+/// Adds the kernel pipeline: gnn-lower-to-kernels (the conversion,
+/// gnnc/Conversion/Passes.td), then gnnk-bound-scratch, then gnnk-map-gpu
+/// (whose `gnnk.gpu` attributes the CUDA printer reads and the C++ printer
+/// ignores). gnnc runs it, followed by the preparation for the printers, as
+/// gnnc::target::buildKernelIRPipeline (gnnc/Target/Passes.h).
 void buildKernelPipeline(mlir::OpPassManager &pm);
 
 } // namespace gnnc::gnnk

@@ -1,4 +1,4 @@
-//===- Passes.td - Passes producing the gnnk dialect -------*- tablegen -*-===//
+//===- Passes.td - Passes on the gnnk dialect --------------*- tablegen -*-===//
 //
 // Part of gnnc.
 //
@@ -8,35 +8,6 @@
 #define GNNC_DIALECT_GNNK_TRANSFORMS_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
-
-def GNNLowerToKernels : Pass<"gnn-lower-to-kernels", "mlir::ModuleOp"> {
-  let summary = "Lower every gnn.aggregate to a gnnk kernel and a launch";
-  let description = [{
-    For each function, the k-th `gnn.aggregate` (in program order) becomes
-    a kernel function `@<function>.aggregate<k>` placed after the function:
-    a `func.func` with the `gnnk.kernel` attribute whose arguments are the
-    graph, one memref per input (`memref<?xS>` for src, dst and edge inputs
-    with row shape S, dense inputs as they are) and one memref per result.
-    The aggregate is replaced by a `gnnk.launch` of the kernel, so the
-    surrounding gnn code stays as it was.
-
-    The kernel is one `gnnk.for_vertices` over the aggregate's side. Per
-    vertex it initialises the reductions' accumulators (`memref.alloca`s of
-    the row shape), runs `gnnk.for_edges` over the vertex's edges in CSR
-    (CSC) order, in which the body's ops are computed element by element
-    into scratch rows with `scf.for` nests and the reductions are updated
-    (`softmax_sum` online: running maximum, rescaled sum and accumulator),
-    then finalises (`mean` divides by the degree, `softmax_sum` by the sum,
-    an empty neighbourhood gives 0) and stores the output row. The
-    arithmetic follows the reference interpreter operation by operation.
-    Every generated op has the location of the gnn op it comes from.
-  }];
-  let dependentDialects = [
-    "::gnnc::gnnk::GNNKDialect", "::mlir::arith::ArithDialect",
-    "::mlir::func::FuncDialect", "::mlir::math::MathDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
-  ];
-}
 
 def GNNKBoundScratch : Pass<"gnnk-bound-scratch", "mlir::ModuleOp"> {
   let summary = "Move large per-vertex scratch of kernels off the stack";
@@ -58,6 +29,19 @@ def GNNKBoundScratch : Pass<"gnnk-bound-scratch", "mlir::ModuleOp"> {
            "Bytes of stack scratch one vertex iteration may use">
   ];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def GNNKMapGpu : Pass<"gnnk-map-gpu", "mlir::ModuleOp"> {
+  let summary = "Decide how each kernel runs on a GPU and record it";
+  let description = [{
+    For every `gnnk.kernel` function, decides how a GPU runs it (the group
+    of lanes per row of the vertex loop, the key shape spread over the
+    lanes, the vector width, where each scratch row lives, how each feature
+    loop nest runs, the rows of a block) and records the decisions as the
+    kernel's `gnnk.gpu` dictionary (docs/architecture.md, "Stage 6: kernel
+    IR"), which the CUDA printer reads. A kernel that no group of lanes can
+    run keeps no `gnnk.gpu`; the C++ printer ignores the attribute.
+  }];
 }
 
 #endif // GNNC_DIALECT_GNNK_TRANSFORMS_PASSES_TD

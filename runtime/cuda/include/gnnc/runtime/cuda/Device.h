@@ -5,8 +5,8 @@
 //
 //   - errors: `GNNC_CUDA_CHECK(call)` turns a failed CUDA runtime call into
 //     a gnnc::rt::Status naming the call, the CUDA error and the source
-//     line; `GNNC_TRY(expr)` returns a failed Status from the enclosing
-//     function;
+//     line (and `GNNC_TRY(expr)` of gnnc/runtime/Status.h returns a failed
+//     Status from the enclosing function);
 //   - DeviceGraph: an rt::Graph (already validated when it was built)
 //     uploaded to the device, with both layouts (CSR by destination, CSC by
 //     source) and, per layout, the rows ordered by descending degree, which
@@ -26,7 +26,6 @@
 #define GNNC_RUNTIME_CUDA_DEVICE_H
 
 #include "gnnc/runtime/Graph.h"
-#include "gnnc/runtime/Ops.h"
 #include "gnnc/runtime/Status.h"
 
 #include <cuda_runtime_api.h>
@@ -57,15 +56,6 @@ Status toStatus(cudaError_t err, const char *what, const char *file, int line);
     if (gnnc_cuda_error_ != cudaSuccess)                                       \
       return ::gnnc::rt::cuda::toStatus(gnnc_cuda_error_, #call, __FILE__,     \
                                         __LINE__);                             \
-  } while (0)
-
-/// Evaluates an expression of type gnnc::rt::Status and returns it from the
-/// enclosing function when it is an error.
-#define GNNC_TRY(expr)                                                         \
-  do {                                                                         \
-    ::gnnc::rt::Status gnnc_status_ = (expr);                                  \
-    if (!gnnc_status_.ok())                                                    \
-      return gnnc_status_;                                                     \
   } while (0)
 
 namespace gnnc::rt::cuda {

@@ -15,21 +15,26 @@
 // out of the workspace. Nothing synchronises. Results do not depend on
 // timing: every sum runs in a fixed order, and no operation uses atomics.
 //
-// Also here: the reflection tables of generated CUDA modules (ModuleInfo,
-// EntryInfo and CallArgs of the C++ ABI, with device graphs and a stream).
+// Generated CUDA includes this header and Kernel.cuh; through it, the
+// reflection tables of its modules (gnnc/runtime/cuda/Abi.h).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef GNNC_RUNTIME_CUDA_DEVICEOPS_H
 #define GNNC_RUNTIME_CUDA_DEVICEOPS_H
 
-#include "gnnc/runtime/Ops.h"
+#include "gnnc/runtime/Abi.h"
+#include "gnnc/runtime/Graph.h"
+#include "gnnc/runtime/Random.h"
+#include "gnnc/runtime/Status.h"
+#include "gnnc/runtime/cuda/Abi.h"
 #include "gnnc/runtime/cuda/Device.h"
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 namespace gnnc::rt::cuda {
 
@@ -169,57 +174,6 @@ Status readoutSelectMin(const DeviceBatchedGraph &g, const float *in, int64_t n,
                         int64_t row, float *out, cudaStream_t stream);
 Status broadcastGraphs(const DeviceBatchedGraph &g, const float *in, int64_t n,
                        int64_t row, float *out, cudaStream_t stream);
-
-//===----------------------------------------------------------------------===//
-// Reflection (docs/abi.md, "CUDA")
-//===----------------------------------------------------------------------===//
-
-/// Arguments of a generic call of a CUDA entry point: `graphs[i]` points to
-/// a DeviceGraph, DeviceBatchedGraph or DeviceHeteroGraph
-/// (EntryInfo::graphKinds[i]); `sizes` are the explicit sizes; `inputs`
-/// every tensor argument (inputs and parameters) in argument order and
-/// `outputs` every result, in device memory, as `workspace`.
-struct CallArgs {
-  const void *const *graphs;
-  const int64_t *sizes;
-  const float *const *inputs;
-  float *const *outputs;
-  void *workspace;
-  bool training;
-  uint64_t seed;
-  cudaStream_t stream;
-};
-
-/// One entry point of a generated CUDA module (the fields of
-/// rt::EntryInfo).
-struct EntryInfo {
-  const char *name;
-  const char *symbol;
-  const char *kind;
-  int numGraphs;
-  const GraphKind *graphKinds;
-  int numSizes;
-  const char *const *sizeNames;
-  int numArgs;
-  const TensorInfo *args;
-  int numResults;
-  const TensorInfo *results;
-  Status (*call)(const CallArgs &args);
-  std::size_t (*workspaceBytes)(const CallArgs &args);
-  void (*shapes)(const CallArgs &args, int64_t *dims);
-};
-
-/// A generated CUDA module (the fields of rt::ModuleInfo).
-struct ModuleInfo {
-  int abiVersion;
-  const char *source;
-  const char *entry;
-  int numDefines;
-  const char *const *defines;
-  bool training;
-  int numEntries;
-  const EntryInfo *entries;
-};
 
 } // namespace gnnc::rt::cuda
 

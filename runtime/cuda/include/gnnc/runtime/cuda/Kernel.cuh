@@ -11,7 +11,7 @@
 // warp diverge (each vertex has its own degree).
 //
 // The tests also compile generated code as C++ on the host, with a small
-// emulation of the CUDA built-ins (tests/cuda/emu); GNNC_CUDA_EMULATION
+// emulation of the CUDA built-ins (tests/Target/Exec/emu); GNNC_CUDA_EMULATION
 // marks that build.
 //
 //===----------------------------------------------------------------------===//
@@ -19,6 +19,7 @@
 #ifndef GNNC_RUNTIME_CUDA_KERNEL_CUH
 #define GNNC_RUNTIME_CUDA_KERNEL_CUH
 
+#include "gnnc/runtime/Random.h"
 #include "gnnc/runtime/cuda/DeviceOps.h"
 
 #include <cuda_runtime.h>
@@ -41,36 +42,11 @@ __device__ __forceinline__ unsigned groupMask(int lanes) {
   return ((1u << lanes) - 1u) << first;
 }
 
-/// rt::mixSeed, on the host and the device.
-__host__ __device__ __forceinline__ uint64_t mixSeed(int64_t opSeed,
-                                                     uint64_t stepSeed) {
-  uint64_t k = stepSeed;
-  k ^= k >> 33;
-  k *= 0xFF51AFD7ED558CCDull;
-  k ^= k >> 33;
-  k *= 0xC4CEB9FE1A85EC53ull;
-  k ^= k >> 33;
-  return static_cast<uint64_t>(opSeed) ^ k;
-}
-
-/// rt::dropoutKeep on the device, without double arithmetic: the element is
-/// kept when the top 53 bits of the hash, m, satisfy m * 2^-53 >= p, that
-/// is m >= threshold = ceil(p * 2^53) (exact: m is an integer and p * 2^53
-/// a double without rounding); a kept element is multiplied by `scale`,
-/// 1 / (1 - p) computed in double and rounded to float. The printer
-/// computes both constants.
-__device__ __forceinline__ float dropoutKeep(bool training, uint64_t seed,
-                                             uint64_t index, uint64_t threshold,
-                                             float scale) {
-  if (!training)
-    return 1.0f;
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull + index;
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (z >> 11) >= threshold ? scale : 0.0f;
-}
+/// The dropout mask on the host and the device (gnnc/runtime/Random.h):
+/// generated kernels call rt::cuda::mixSeed and the threshold form of
+/// rt::cuda::dropoutKeep, whose two constants the printer computes.
+using rt::dropoutKeep;
+using rt::mixSeed;
 
 /// Four (two) consecutive floats at a 16-byte (8-byte) aligned address, in
 /// one vector access.

@@ -1,0 +1,181 @@
+//===- HostPlan.h - Host decisions recorded in the kernel IR ----*- C++ -*-===//
+//
+// Part of gnnc. What the host code of a printer does besides printing ops
+// one by one is decided here, before printing, and recorded as attributes of
+// the kernel IR (`gnnk-plan-host-fusion`, `gnnk-plan-workspace`;
+// docs/architecture.md, "Host plan"):
+//
+//  - the host fusions of the C++ runtime: a transpose that matmuls read in
+//    place (`gnn.host_fusion = "transposed_read"`), and the gradient of an
+//    edge weight, `reduce sum` of `mul(gather(x), gather(y))`, computed in
+//    one pass over the edges (`gnn.host_fusion = "gather_dot"` on the
+//    reduce, `gnn.fusion_group` on it and on the ops it absorbs); the
+//    function says how many it has (`gnn.host_fusions`);
+//  - the workspace of each host function, per printer (`gnn.workspace =
+//    {cpp = [...], cuda = [...]}`): its slots in placement order, each with
+//    the op that needs it (position in the body), what it holds (a result,
+//    the scratch of the op, the workspace of a callee), its bytes as a
+//    symbolic expression of the graph sizes, the positions between which it
+//    is live, and the earlier slots live at the same time.
+//
+// The attributes annotate host code, which is gnn dialect, so they are in
+// its namespace. The printers read them. On kernel IR without them (written by
+// hand, or from a pipeline without the passes), the printer runs the same
+// functions first; attributes that do not match the IR are an error.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNNC_TARGET_HOSTPLAN_H
+#define GNNC_TARGET_HOSTPLAN_H
+
+#include "gnnc/Dialect/GNN/IR/GNN.h"
+#include "gnnc/Target/HostShapes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallBitVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gnnc::target {
+
+/// Attribute names of the host plan.
+inline constexpr llvm::StringLiteral kHostFusionAttr = "gnn.host_fusion";
+inline constexpr llvm::StringLiteral kFusionGroupAttr = "gnn.fusion_group";
+inline constexpr llvm::StringLiteral kHostFusionsAttr = "gnn.host_fusions";
+inline constexpr llvm::StringLiteral kWorkspaceAttr = "gnn.workspace";
+
+/// What of the host plan depends on the printer (and the runtime its host
+/// code calls).
+struct HostTraits {
+  /// The key of its workspace plan ("cpp", "cuda").
+  llvm::StringLiteral key;
+  /// Whether it prints the host fusions (rt::matmulT, rt::gatherDot).
+  bool hostFusions = false;
+  /// Whether constants are workspace buffers (device memory).
+  bool constantsInWorkspace = false;
+  /// Whether the gradients of a backward's inputs may be null.
+  bool optionalInputGrads = false;
+  /// Scratch of its own: int64 per graph of a readout (C++), partial
+  /// results of a reduction (CUDA).
+  bool readoutScratch = false;
+  bool reduceScratch = false;
+};
+
+/// The traits of the C++ and CUDA printers.
+const HostTraits &cppHostTraits();
+const HostTraits &cudaHostTraits();
+
+/// Whether `func` is a host function (neither a kernel nor external).
+bool isHostFunction(mlir::func::FuncOp func);
+
+//===----------------------------------------------------------------------===//
+// Host fusions
+//===----------------------------------------------------------------------===//
+
+/// Decides the host fusions of `func` and records them (replacing any).
+void planHostFusions(mlir::func::FuncOp func);
+
+/// The host fusions of a function, as a printer uses them.
+struct HostFusions {
+  /// Transposes that matmuls read in place: views that print nothing.
+  llvm::DenseSet<mlir::Operation *> absorbedTransposes;
+  /// Ops that another op prints.
+  llvm::DenseSet<mlir::Operation *> fusedOps;
+  /// The reduces computed as one gather-dot pass, with their two gathers.
+  llvm::DenseMap<mlir::Operation *, std::pair<gnn::GatherOp, gnn::GatherOp>>
+      gatherDots;
+};
+
+/// Reads the recorded host fusions of `func`; reports an error when they
+/// are missing or do not match the IR.
+mlir::LogicalResult readHostFusions(mlir::func::FuncOp func,
+                                    HostFusions &fusions);
+
+//===----------------------------------------------------------------------===//
+// Storage and liveness of host values
+//===----------------------------------------------------------------------===//
+
+/// Which results of `func` may be null (the gradients of a backward's
+/// inputs, where the traits allow it).
+llvm::SmallBitVector optionalResults(mlir::func::FuncOp func,
+                                     const HostTraits &traits);
+
+/// Which host values of a function are printed, where their buffers come
+/// from and how long they live.
+class HostStorage {
+public:
+  /// Analyses `func`; `fusions` are those the printer prints (none for a
+  /// printer without host fusions), `optional` its optional results,
+  /// `calleeOptional` those of a callee.
+  HostStorage(mlir::func::FuncOp func, const HostFusions &fusions,
+              const llvm::SmallBitVector &optional,
+              const std::function<llvm::SmallBitVector(llvm::StringRef)>
+                  &calleeOptional);
+
+  /// Ops whose results reach the return (the others are not printed).
+  llvm::DenseSet<mlir::Operation *> live;
+  /// The position of every op of the body, and for every value whose
+  /// buffer is its own, the position of the last op that reads it
+  /// (through views too).
+  llvm::DenseMap<mlir::Operation *, unsigned> position;
+  llvm::DenseMap<mlir::Value, unsigned> lastUse;
+  /// The results of the function each value and op contributes to.
+  llvm::DenseMap<mlir::Value, llvm::SmallBitVector> valueFeeds;
+  llvm::DenseMap<mlir::Operation *, llvm::SmallBitVector> opFeeds;
+  /// Values computed directly into result i (the others are copied).
+  llvm::DenseMap<mlir::Value, unsigned> placed;
+
+  /// Ops that only name another buffer.
+  bool isView(mlir::Operation *op) const;
+  /// Whether a printed op reads `v`'s data.
+  bool isUsed(mlir::Value v) const;
+  /// The buffer `v` is a view of.
+  mlir::Value bufferRoot(mlir::Value v) const;
+
+private:
+  const HostFusions &fusions;
+};
+
+//===----------------------------------------------------------------------===//
+// Workspace
+//===----------------------------------------------------------------------===//
+
+/// One slot of a workspace plan.
+struct WorkspaceSlot {
+  enum Kind { Buffer, Scratch, Callee } kind = Buffer;
+  /// The op that needs it (position in the body), and for a buffer the
+  /// result it holds.
+  unsigned op = 0;
+  unsigned result = 0;
+  /// Live from op `first` to op `last` (positions).
+  unsigned first = 0, last = 0;
+  /// Its bytes, symbolic ("align64(4 * (N * 16))").
+  std::string bytes;
+};
+
+/// Decides the workspace of every host function of `module` for the
+/// printer of `traits` and records it under its key (host fusions must be
+/// recorded first when the printer prints them). Reports an error on what
+/// the shape analysis cannot handle.
+mlir::LogicalResult planWorkspaces(mlir::ModuleOp module,
+                                   const HostTraits &traits);
+
+/// Reads the recorded workspace of `func` for `traits`; reports an error
+/// when it is missing or malformed.
+mlir::FailureOr<std::vector<WorkspaceSlot>>
+readWorkspace(mlir::func::FuncOp func, const HostTraits &traits);
+
+/// Records what the printer of `traits` needs on the host functions of
+/// `module` that lack it: the host fusions, then its workspace plan.
+mlir::LogicalResult ensureHostPlan(mlir::ModuleOp module,
+                                   const HostTraits &traits);
+
+} // namespace gnnc::target
+
+#endif // GNNC_TARGET_HOSTPLAN_H

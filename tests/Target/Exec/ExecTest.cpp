@@ -1,0 +1,622 @@
+//===- ExecTest.cpp - Generated code against the interpreter and PyG ------===//
+//
+// Part of gnnc. The execution suite, written once for every backend
+// (Backend.h): the modules of Modules.h are the examples compiled by gnnc at
+// build time (tests/Target/Exec/CMakeLists.txt) for the suite's backend and
+// built into its binary:
+//
+//   gnnc-cpp-tests       `gnnc --emit=cpp`, built with -Wall -Wextra -Werror;
+//   gnnc-cuda-emu-tests  `gnnc --emit=cuda`, the .cu files compiled as C++
+//                        with the host emulation of emu/ (no toolkit, no
+//                        GPU): the printed kernels and host code checked on
+//                        any machine;
+//   gnnc-cuda-tests      the same .cu files compiled by nvcc and linked with
+//                        gnnc_cuda; every test skips without a device.
+//
+// Through their reflection tables (docs/abi.md) every entry point is called
+// on:
+//
+//   - the random graphs of execGraphsOfKind (power-law graphs with empty
+//     neighbourhoods, self-loops and multi-edges, a hub with more edges
+//     than a warp has lanes; blocks, batches and heterogeneous graphs), in
+//     inference and in training (dropout seed 0, which must draw the
+//     interpreter's masks), against the reference interpreter in double
+//     precision on the unfused gnn module;
+//   - for a module compiled with --training, @F.train and @F.backward
+//     against the interpreter on the same IR before kernel lowering, and
+//     the gradients of the pair against the unfused gnn-autodiff backward;
+//   - Cora (../shared/datasets/cora) for the models as written, when it is
+//     there (not in the emulation, which runs every thread as a fiber);
+//   - the PyG goldens (tests/goldens), outputs and gradients, for the
+//     backends that compile them.
+//
+// Outputs and the workspace are filled with NaN before a call, so anything
+// left unwritten or read before it is written shows. Errors are measured
+// as GoldenTest.cpp measures them: relative to each expected value, with a
+// floor of a fraction of the largest expected value for elements near zero.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Modules.h"
+
+#include "ExecSupport.h"
+#include "TestSupport.h"
+
+#include "gnnc/Dialect/GNN/Transforms/Passes.h"
+#include "gnnc/runtime/Random.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <random>
+
+using namespace gnnc;
+using namespace gnnc::testing_support;
+
+namespace {
+
+using ModuleInfo = Backend::ModuleInfo;
+using EntryInfo = Backend::EntryInfo;
+using Call = EntryCall<Backend>;
+
+#define SKIP_WITHOUT_DEVICE()                                                  \
+  do {                                                                         \
+    if (!Backend::available())                                                 \
+      GTEST_SKIP() << "no " << Backend::kName << " device";                    \
+  } while (0)
+
+const CompiledModule *findModule(llvm::StringRef id) {
+  for (size_t i = 0; i < kNumCompiledModules; ++i)
+    if (id == kCompiledModules[i].id)
+      return &kCompiledModules[i];
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Forward: every layer and model of every module
+//===----------------------------------------------------------------------===//
+
+struct EntryCase {
+  const CompiledModule *module;
+  const EntryInfo *entry;
+};
+
+void PrintTo(const EntryCase &c, std::ostream *os) {
+  *os << c.module->id << " @" << c.entry->name;
+}
+
+std::vector<EntryCase> forwardCases() {
+  std::vector<EntryCase> out;
+  for (size_t i = 0; i < kNumCompiledModules; ++i) {
+    const ModuleInfo &m = *kCompiledModules[i].info;
+    for (int e = 0; e < m.numEntries; ++e) {
+      llvm::StringRef kind = m.entries[e].kind;
+      if (kind == "layer" || kind == "model")
+        out.push_back({&kCompiledModules[i], &m.entries[e]});
+    }
+  }
+  return out;
+}
+
+std::string entryCaseName(const ::testing::TestParamInfo<EntryCase> &info) {
+  return testName(std::string(info.param.module->id) + "_" +
+                  info.param.entry->symbol);
+}
+
+class Forward : public ::testing::TestWithParam<EntryCase> {};
+// (Each backend compiles its own subset of the table.)
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Forward);
+
+/// Calls `entry` on every test graph of its kind, with random arguments
+/// (the first graph's from `seed`, the next from seed + 1, ...), in
+/// inference and in training, against @<entry> of what the module was
+/// compiled from at `stage`, in the interpreter.
+void expectEveryGraphMatches(const CompiledModule &cm, const EntryInfo &entry,
+                             Stage stage, uint64_t seed, double tolerance) {
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> reference;
+  ASSERT_TRUE(compileReference(*cm.info, stage, context, reference));
+  for (const TestGraph &graph : execGraphsOfKind(graphKindOf(entry))) {
+    SCOPED_TRACE("graph " + graph.name);
+    Call call(entry, graph);
+    std::mt19937_64 rng(seed++);
+    std::vector<Array> inputs = call.randomInputs(rng);
+    for (bool training : {false, true}) {
+      SCOPED_TRACE(training ? "training" : "inference");
+      std::vector<Array> got;
+      ASSERT_TRUE(call.run(inputs, training, /*seed=*/0, got));
+      expectInterpreter(got, *reference, entry.name, graph, inputs, training,
+                        entry.results, entry.name, tolerance);
+    }
+  }
+}
+
+TEST_P(Forward, MatchesInterpreter) {
+  SKIP_WITHOUT_DEVICE();
+  expectEveryGraphMatches(*GetParam().module, *GetParam().entry, Stage::Unfused,
+                          /*seed=*/1, kTolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modules, Forward, ::testing::ValuesIn(forwardCases()),
+                         entryCaseName);
+
+//===----------------------------------------------------------------------===//
+// Training: @F.train and @F.backward
+//===----------------------------------------------------------------------===//
+
+std::vector<EntryCase> trainingCases() {
+  std::vector<EntryCase> out;
+  for (const EntryCase &c : forwardCases()) {
+    const ModuleInfo &m = *c.module->info;
+    std::string name = c.entry->name;
+    if (findEntry(m, name + ".train") && findEntry(m, name + ".backward"))
+      out.push_back(c);
+  }
+  return out;
+}
+
+class Training : public ::testing::TestWithParam<EntryCase> {};
+// (Each backend compiles its own subset of the table.)
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Training);
+
+/// @F.train, then @F.backward on what it saved, against the interpreter on
+/// the same IR and against the unfused gnn-autodiff gradients.
+TEST_P(Training, TrainAndBackwardMatchInterpreter) {
+  SKIP_WITHOUT_DEVICE();
+  const CompiledModule &cm = *GetParam().module;
+  const EntryInfo &forward = *GetParam().entry;
+  std::string name = forward.name;
+  const EntryInfo &train = *findEntry(*cm.info, name + ".train");
+  const EntryInfo &backward = *findEntry(*cm.info, name + ".backward");
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> unfused, trainingIR, autodiff;
+  ASSERT_TRUE(compileReference(*cm.info, Stage::Unfused, context, unfused));
+  ASSERT_TRUE(compileReference(*cm.info, Stage::Training, context, trainingIR));
+  ASSERT_TRUE(compileReference(*cm.info, Stage::Autodiff, context, autodiff));
+  auto oracleFn =
+      autodiff->lookupSymbol<mlir::func::FuncOp>(name + ".backward");
+  ASSERT_TRUE(oracleFn);
+
+  uint64_t seed = 100;
+  for (const TestGraph &graph : execGraphsOfKind(graphKindOf(forward))) {
+    SCOPED_TRACE("graph " + graph.name);
+    Call trainCall(train, graph), backwardCall(backward, graph);
+    std::mt19937_64 rng(seed++);
+    std::vector<Array> inputs = trainCall.randomInputs(rng);
+    Array cotangent = randomArray(trainCall.resultShapes[0], rng);
+    for (bool training : {false, true}) {
+      SCOPED_TRACE(training ? "training" : "inference");
+      // The saving forward, and its first result is the forward's.
+      std::vector<Array> saved;
+      ASSERT_TRUE(trainCall.run(inputs, training, 0, saved));
+      expectInterpreter(saved, *trainingIR, name + ".train", graph, inputs,
+                        training, train.results, name + ".train");
+      std::vector<interp::Tensor<double>> forwardWant;
+      ASSERT_TRUE(interpret<double>(*unfused, name, graph, inputs, training,
+                                    forwardWant));
+      expectClose(std::vector<Array>{saved[0]},
+                  std::vector<interp::Tensor<double>>{forwardWant[0]},
+                  train.results, name + " (forward, double interpreter)",
+                  kTolerance, kFloor);
+
+      // The backward: the forward's tensors, the saved ones by name, the
+      // cotangent.
+      std::vector<Array> backwardInputs;
+      for (int i = 0; i < backward.numArgs; ++i) {
+        llvm::StringRef arg = backward.args[i].name;
+        const Array *a = nullptr;
+        if (llvm::StringRef(backward.args[i].role) == "saved") {
+          for (int r = 0; r < train.numResults; ++r)
+            if (arg == train.results[r].name)
+              a = &saved[r];
+        } else if (arg == "cotangent") {
+          a = &cotangent;
+        } else {
+          for (int k = 0; k < train.numArgs; ++k)
+            if (arg == train.args[k].name)
+              a = &inputs[k];
+        }
+        ASSERT_TRUE(a) << "no tensor for argument " << arg.str();
+        backwardInputs.push_back(*a);
+      }
+      std::vector<Array> grads;
+      ASSERT_TRUE(backwardCall.run(backwardInputs, training, 0, grads));
+      expectInterpreter(grads, *trainingIR, name + ".backward", graph,
+                        backwardInputs, training, backward.results,
+                        name + ".backward", kGradientTolerance);
+
+      // The gradients of the inputs may be null (docs/abi.md): the other
+      // results stay exactly the same.
+      std::vector<bool> null(backward.numResults, false);
+      bool anyNull = false;
+      for (int k = 0; k < backward.numResults; ++k) {
+        if (llvm::StringRef(backward.results[k].role) != "grad")
+          continue;
+        for (int i = 0; i < backward.numArgs; ++i)
+          if (llvm::StringRef(backward.args[i].role) == "input" &&
+              llvm::StringRef(backward.args[i].name) ==
+                  backward.results[k].name)
+            null[k] = anyNull = true;
+      }
+      if (anyNull && Backend::kNullInputGradients) {
+        std::vector<Array> some;
+        ASSERT_TRUE(backwardCall.run(backwardInputs, training, 0, some, null));
+        for (int k = 0; k < backward.numResults; ++k) {
+          if (null[k])
+            continue;
+          EXPECT_EQ(0, std::memcmp(some[k].data.data(), grads[k].data.data(),
+                                   grads[k].data.size() * sizeof(float)))
+              << backward.results[k].name
+              << " differs when the gradients of the inputs are null";
+        }
+      }
+
+      // The unfused oracle: gnn-autodiff's backward recomputes everything.
+      std::vector<Array> oracleInputs = inputs;
+      oracleInputs.push_back(cotangent);
+      std::vector<interp::Tensor<double>> oracle;
+      ASSERT_TRUE(interpret<double>(*autodiff, name + ".backward", graph,
+                                    oracleInputs, training, oracle));
+      double oracleScale = 0;
+      for (const interp::Tensor<double> &t : oracle)
+        for (double x : t.data)
+          oracleScale = std::max(oracleScale, std::abs(x));
+      for (unsigned r = 0; r < oracleFn.getNumResults(); ++r) {
+        auto of = oracleFn.getResultAttrOfType<mlir::StringAttr>(
+            r, gnn::kGradOfAttrName);
+        ASSERT_TRUE(of);
+        int found = -1;
+        for (int k = 0; k < backward.numResults; ++k)
+          if (of.getValue() == backward.results[k].name)
+            found = k;
+        ASSERT_GE(found, 0) << "no gradient of " << of.getValue().str();
+        double err = maxRelativeError(grads[found].data, oracle[r].data, kFloor,
+                                      oracleScale);
+        EXPECT_LE(err, kGradientTolerance)
+            << "gradient of " << of.getValue().str()
+            << " against the unfused backward: max relative error " << err;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modules, Training,
+                         ::testing::ValuesIn(trainingCases()), entryCaseName);
+
+//===----------------------------------------------------------------------===//
+// Unfused backward functions (gnn-autodiff's, printed by gnnc-print-target)
+//===----------------------------------------------------------------------===//
+
+std::vector<EntryCase> unfusedBackwardCases() {
+  std::vector<EntryCase> out;
+  for (size_t i = 0; i < kNumCompiledModules; ++i) {
+    const ModuleInfo &m = *kCompiledModules[i].info;
+    for (int e = 0; e < m.numEntries; ++e) {
+      llvm::StringRef name = m.entries[e].name;
+      if (llvm::StringRef(m.entries[e].kind) != "backward" ||
+          !name.ends_with(".backward"))
+        continue;
+      std::string forward = name.drop_back(9).str();
+      if (!findEntry(m, forward + ".train"))
+        out.push_back({&kCompiledModules[i], &m.entries[e]});
+    }
+  }
+  return out;
+}
+
+class UnfusedBackward : public ::testing::TestWithParam<EntryCase> {};
+// (Each backend compiles its own subset of the table.)
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(UnfusedBackward);
+
+/// @F.backward(arguments, cotangent), which recomputes the forward, against
+/// the interpreter on the same (unfused) IR.
+TEST_P(UnfusedBackward, MatchesInterpreter) {
+  SKIP_WITHOUT_DEVICE();
+  expectEveryGraphMatches(*GetParam().module, *GetParam().entry,
+                          Stage::Autodiff, /*seed=*/300, kGradientTolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modules, UnfusedBackward,
+                         ::testing::ValuesIn(unfusedBackwardCases()),
+                         entryCaseName);
+
+//===----------------------------------------------------------------------===//
+// Seeds
+//===----------------------------------------------------------------------===//
+
+/// A step seed changes the masks of a layer with dropout, and the same seed
+/// draws the same masks again; inference ignores it.
+TEST(Seeds, StepSeedDrawsNewMasks) {
+  SKIP_WITHOUT_DEVICE();
+  const CompiledModule *cm = findModule("small_gcn_GCN");
+  ASSERT_TRUE(cm);
+  const EntryInfo *entry = findEntry(*cm->info, "GCN");
+  ASSERT_TRUE(entry);
+  const TestGraph graph = execGraphs().homogeneousGraphs().front();
+  Call call(*entry, graph);
+  std::mt19937_64 rng(7);
+  std::vector<Array> inputs = call.randomInputs(rng);
+  std::vector<Array> zero, one, oneAgain, inference0, inference1;
+  ASSERT_TRUE(call.run(inputs, true, 0, zero));
+  ASSERT_TRUE(call.run(inputs, true, 1, one));
+  ASSERT_TRUE(call.run(inputs, true, 1, oneAgain));
+  ASSERT_TRUE(call.run(inputs, false, 0, inference0));
+  ASSERT_TRUE(call.run(inputs, false, 12345, inference1));
+  EXPECT_NE(zero[0].data, one[0].data);
+  EXPECT_EQ(one[0].data, oneAgain[0].data);
+  EXPECT_EQ(inference0[0].data, inference1[0].data);
+  // The mixing itself: seed 0 is the op's seed.
+  EXPECT_EQ(rt::mixSeed(7, 0), 7u);
+  EXPECT_NE(rt::mixSeed(7, 1), rt::mixSeed(8, 1));
+  EXPECT_NE(rt::mixSeed(7, 1), rt::mixSeed(7, 2));
+}
+
+//===----------------------------------------------------------------------===//
+// The modules cover the examples
+//===----------------------------------------------------------------------===//
+
+TEST(ModuleTable, EveryExampleCaseIsCompiled) {
+  for (const ExampleCase &c : exampleCases(ExampleSizes::Differential)) {
+    std::string id =
+        "small_" + llvm::sys::path::stem(c.file).str() + "_" + c.entry;
+    const CompiledModule *cm = findModule(id);
+    ASSERT_TRUE(cm) << id
+                    << " is not compiled (tests/Target/Exec/CMakeLists.txt)";
+    EXPECT_EQ(definesOf(*cm->info), c.defines) << id;
+    EXPECT_TRUE(findEntry(*cm->info, c.entry)) << id;
+    EXPECT_TRUE(cm->info->training) << id;
+  }
+  // Every example as written.
+  int files = 0;
+  for (const std::string &path : exampleFiles()) {
+    ++files;
+    std::string id = "ex_" + llvm::sys::path::stem(path).str();
+    const CompiledModule *cm = findModule(id);
+    ASSERT_TRUE(cm) << id;
+    EXPECT_GT(cm->info->numEntries, 0) << id;
+    EXPECT_EQ(cm->info->abiVersion, rt::kAbiVersion);
+  }
+  EXPECT_EQ(files, 12);
+}
+
+//===----------------------------------------------------------------------===//
+// Cora
+//===----------------------------------------------------------------------===//
+
+const std::string &kCora = coraDir();
+
+std::vector<EntryCase> coraCases() {
+  std::vector<EntryCase> out;
+  for (const EntryCase &c : forwardCases())
+    if (llvm::StringRef(c.module->id).starts_with("ex_") &&
+        llvm::StringRef(c.entry->kind) == "model" &&
+        graphKindOf(*c.entry) == GK::graph)
+      out.push_back(c);
+  return out;
+}
+
+class Cora : public ::testing::TestWithParam<EntryCase> {};
+// (Each backend compiles its own subset of the table.)
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Cora);
+
+/// The models as written (Cora's 1433 features) on Cora, against the
+/// interpreter, with Cora's features as `x` and random parameters.
+TEST_P(Cora, MatchesInterpreter) {
+  SKIP_WITHOUT_DEVICE();
+  if (!Backend::kRunsCora)
+    GTEST_SKIP() << "Cora is left to a device (the emulation runs every "
+                    "thread as a fiber)";
+  if (!llvm::sys::fs::exists(joinPath({kCora, "edge_index.npy"})))
+    GTEST_SKIP() << "../shared/datasets/cora is not present";
+  const CompiledModule &cm = *GetParam().module;
+  const EntryInfo &entry = *GetParam().entry;
+  auto g = std::make_shared<rt::Graph>();
+  ASSERT_TRUE(isOk(rt::loadGraphDir(kCora, *g)));
+  TestGraph graph = named("cora", GK::graph, g);
+  Array x;
+  ASSERT_TRUE(readArray(joinPath({kCora, "x.npy"}), x));
+  Call call(entry, graph);
+  std::mt19937_64 rng(2708);
+  std::vector<Array> inputs;
+  for (int i = 0; i < entry.numArgs; ++i) {
+    if (llvm::StringRef(entry.args[i].name) == "x" &&
+        call.argShapes[i] == x.shape) {
+      inputs.push_back(x);
+      continue;
+    }
+    Array a = randomArray(call.argShapes[i], rng);
+    // Glorot-sized parameters keep activations in a sensible range.
+    if (llvm::StringRef(entry.args[i].role) == "param" &&
+        call.argShapes[i].size() == 2)
+      for (float &v : a.data)
+        v *= std::sqrt(6.0f / static_cast<float>(call.argShapes[i][0] +
+                                                 call.argShapes[i][1]));
+    inputs.push_back(std::move(a));
+  }
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> reference;
+  ASSERT_TRUE(compileReference(*cm.info, Stage::Unfused, context, reference));
+  for (bool training : {false, true}) {
+    SCOPED_TRACE(training ? "training" : "inference");
+    std::vector<Array> got;
+    ASSERT_TRUE(call.run(inputs, training, 0, got));
+    expectInterpreter(got, *reference, entry.name, graph, inputs, training,
+                      entry.results, std::string(entry.name) + " on Cora");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, Cora, ::testing::ValuesIn(coraCases()),
+                         entryCaseName);
+
+//===----------------------------------------------------------------------===//
+// PyG goldens
+//===----------------------------------------------------------------------===//
+
+/// Every case of tests/goldens, for a backend whose table compiles the
+/// goldens (then every case must be compiled); none for the others.
+std::vector<std::string> goldenCases() {
+  for (size_t i = 0; i < kNumCompiledModules; ++i)
+    if (llvm::StringRef(kCompiledModules[i].id).starts_with("golden_"))
+      return goldenCaseNames();
+  return {};
+}
+
+/// One golden case: its module, graph and the layer's arguments.
+struct GoldenCase {
+  llvm::json::Object json;
+  std::string dir, definition, skip;
+  const CompiledModule *module = nullptr;
+  TestGraph graph;
+  std::vector<Array> inputs;
+};
+
+::testing::AssertionResult loadGolden(const std::string &name, GoldenCase &c) {
+  GoldenFiles files;
+  if (auto ok = loadGoldenFiles(name, files); !ok)
+    return ok;
+  c.dir = files.dir;
+  c.json = std::move(files.json);
+  c.module = findModule("golden_" + name);
+  if (!c.module)
+    return ::testing::AssertionFailure()
+           << "golden_" << name << " is not compiled";
+  c.definition = c.module->info->entry;
+  if (!files.skip.empty()) {
+    c.skip = files.skip;
+    return ::testing::AssertionSuccess();
+  }
+  c.graph = named(name, GK::graph, files.graph);
+  const EntryInfo *entry = findEntry(*c.module->info, c.definition);
+  if (!entry)
+    return ::testing::AssertionFailure() << "no entry " << c.definition;
+  const llvm::json::Object *inputs = c.json.getObject("inputs");
+  for (int i = 0; i < entry->numArgs; ++i) {
+    const rt::TensorInfo &t = entry->args[i];
+    std::string file;
+    if (llvm::StringRef(t.role) == "param") {
+      file = joinPath({c.dir, "params", std::string(t.name) + ".npy"});
+    } else {
+      std::optional<llvm::StringRef> source = inputs->getString(t.name);
+      if (!source)
+        return ::testing::AssertionFailure() << "no input " << t.name;
+      file = *source == "cora" ? joinPath({kCora, "x.npy"})
+                               : joinPath({c.dir, source->str()});
+    }
+    Array a;
+    if (auto ok = readArray(file, a); !ok)
+      return ok;
+    c.inputs.push_back(std::move(a));
+  }
+  return ::testing::AssertionSuccess();
+}
+
+class Golden : public ::testing::TestWithParam<std::string> {};
+// (Each backend compiles its own subset of the table.)
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Golden);
+
+/// Single precision against PyG's double precision: the tolerance of
+/// GoldenTest's SinglePrecisionIsClose (1e-3 relative, floor 1e-3).
+TEST_P(Golden, MatchesPyG) {
+  SKIP_WITHOUT_DEVICE();
+  GoldenCase c;
+  ASSERT_TRUE(loadGolden(GetParam(), c));
+  if (!c.skip.empty())
+    GTEST_SKIP() << c.skip;
+  const EntryInfo &entry = *findEntry(*c.module->info, c.definition);
+  Call call(entry, c.graph);
+  std::vector<Array> got;
+  ASSERT_TRUE(call.run(c.inputs, false, 0, got));
+  std::vector<double> want =
+      readDoubles(joinPath({c.dir, "expected", "out.npy"}));
+  double err = maxRelativeError(got[0].data, want, 1e-3, 0, /*absolute=*/0);
+  std::cout << "[ golden ] " << GetParam() << " max relative error " << err
+            << "\n";
+  EXPECT_LE(err, 1e-3);
+}
+
+/// @F.train and @F.backward with the case's cotangent give PyG's
+/// gradients.
+TEST_P(Golden, GradientsMatchPyG) {
+  SKIP_WITHOUT_DEVICE();
+  GoldenCase c;
+  ASSERT_TRUE(loadGolden(GetParam(), c));
+  if (!c.skip.empty())
+    GTEST_SKIP() << c.skip;
+  const llvm::json::Object *grads = c.json.getObject("gradients");
+  if (!grads || !grads->getString("cotangent"))
+    GTEST_SKIP() << "no gradients for this case";
+  const EntryInfo *train = findEntry(*c.module->info, c.definition + ".train");
+  const EntryInfo *backward =
+      findEntry(*c.module->info, c.definition + ".backward");
+  ASSERT_TRUE(train && backward);
+  Call trainCall(*train, c.graph), backwardCall(*backward, c.graph);
+  std::vector<Array> saved;
+  ASSERT_TRUE(trainCall.run(c.inputs, false, 0, saved));
+  Array cotangent;
+  ASSERT_TRUE(readArray(joinPath({c.dir, grads->getString("cotangent")->str()}),
+                        cotangent));
+  // The backward's tensors, by name: the layer's, the saved ones, the
+  // cotangent.
+  const EntryInfo &forward = *findEntry(*c.module->info, c.definition);
+  std::vector<Array> inputs;
+  for (int i = 0; i < backward->numArgs; ++i) {
+    llvm::StringRef name = backward->args[i].name;
+    const Array *a = nullptr;
+    if (llvm::StringRef(backward->args[i].role) == "saved") {
+      for (int r = 0; r < train->numResults; ++r)
+        if (name == train->results[r].name)
+          a = &saved[r];
+    } else if (name == "cotangent") {
+      a = &cotangent;
+    } else {
+      for (int k = 0; k < forward.numArgs; ++k)
+        if (name == forward.args[k].name)
+          a = &c.inputs[k];
+    }
+    ASSERT_TRUE(a) << "no tensor for argument " << name.str();
+    inputs.push_back(*a);
+  }
+  std::vector<Array> got;
+  ASSERT_TRUE(backwardCall.run(inputs, false, 0, got));
+  const llvm::json::Object *inputGrads = grads->getObject("inputs");
+  const llvm::json::Object *paramGrads = grads->getObject("params");
+  const llvm::json::Object *checks = c.json.getObject("checks");
+  int64_t ties =
+      checks ? checks->getInteger("grad_max_ties_distinct_sources").value_or(0)
+             : 0;
+  size_t compared = 0;
+  for (int r = 0; r < backward->numResults; ++r) {
+    std::string name = backward->results[r].name;
+    std::optional<llvm::StringRef> file = paramGrads->getString(name);
+    if (!file)
+      file = inputGrads->getString(name);
+    if (!file)
+      continue;
+    std::vector<double> want = readDoubles(joinPath({c.dir, file->str()}));
+    double err = maxRelativeError(got[r].data, want, 1e-3, 0, /*absolute=*/0);
+    std::cout << "[ golden ] " << GetParam() << " d/d" << name
+              << " max relative error " << err << "\n";
+    ++compared;
+    // Tied maxima: gnn gives the gradient to the first edge, torch splits
+    // it (GoldenTest.cpp shows the difference).
+    if (ties > 0 && (name == "W_pool" || name == "x"))
+      continue;
+    EXPECT_LE(err, 1e-3) << "gradient of " << name;
+  }
+  EXPECT_EQ(compared, inputGrads->size() + paramGrads->size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Goldens, Golden, ::testing::ValuesIn(goldenCases()),
+                         [](const auto &info) { return info.param; });
+
+} // namespace
