@@ -33,6 +33,7 @@ add_executable(gnnc::gnnc ALIAS gnnc)
 add_library(gnnc::abi ALIAS gnnc_abi)
 add_library(gnnc::runtime ALIAS gnnc_runtime)
 add_library(gnnc::ops ALIAS gnnc_ops)
+add_library(gnnc::dist ALIAS gnnc_dist)
 include("${CMAKE_CURRENT_LIST_DIR}/gnncModel.cmake")
 
 #===- The CUDA runtime (the CUDA backend) --------------------------------===#
@@ -49,6 +50,16 @@ if(TARGET gnnc_cuda)
           DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
           FILES_MATCHING PATTERN "*.h" PATTERN "*.cuh")
   set(GNNC_PACKAGE_HAS_CUDA ON)
+endif()
+# gnnc::dist_cuda: the device memory types and the NCCL communicator of
+# gnnc_dist (runtime/dist/lib/cuda).
+set(GNNC_PACKAGE_HAS_DIST_CUDA OFF)
+if(TARGET gnnc_dist_cuda)
+  add_library(gnnc::dist_cuda ALIAS gnnc_dist_cuda)
+  set_target_properties(gnnc_dist_cuda PROPERTIES EXPORT_NAME dist_cuda)
+  install(TARGETS gnnc_dist_cuda EXPORT gnncTargets
+          ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
+  set(GNNC_PACKAGE_HAS_DIST_CUDA ON)
 endif()
 #===- end of the CUDA runtime --------------------------------------------===#
 
@@ -67,6 +78,7 @@ set_target_properties(gnnc_abi PROPERTIES EXPORT_NAME abi)
 set_target_properties(gnnc_runtime PROPERTIES EXPORT_NAME runtime)
 set_target_properties(gnnc_ops PROPERTIES EXPORT_NAME ops)
 set_target_properties(gnnc_openmp PROPERTIES EXPORT_NAME openmp)
+set_target_properties(gnnc_dist PROPERTIES EXPORT_NAME dist)
 
 # The installed tools find libLLVM and libMLIR where they were linked
 # against them (e.g. /usr/lib/llvm-19/lib).
@@ -78,10 +90,14 @@ endforeach()
 
 install(TARGETS gnnc EXPORT gnncTargets
         RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
-install(TARGETS gnnc_abi gnnc_runtime gnnc_ops gnnc_openmp EXPORT gnncTargets
+install(TARGETS gnnc_abi gnnc_runtime gnnc_ops gnnc_openmp gnnc_dist
+        EXPORT gnncTargets
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
         INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/runtime/include/gnnc"
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
+        FILES_MATCHING PATTERN "*.h")
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/runtime/dist/include/gnnc"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
         FILES_MATCHING PATTERN "*.h")
 install(FILES "${PROJECT_SOURCE_DIR}/runtime/data/cora.gnnd"

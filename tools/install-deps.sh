@@ -27,6 +27,10 @@ PACKAGES=(
   libfmt-dev
   libgtest-dev
   libopenblas-dev
+  libopenmpi-dev
+  openmpi-bin
+  iproute2
+  util-linux
 )
 
 if [[ ${1:-} == bench ]]; then

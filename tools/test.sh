@@ -2,7 +2,10 @@
 # gnnc's full test run (what CI runs through .ci/run):
 #   1. install dependencies
 #   2. Release build (gcc, -Werror) in build/
-#   3. unit + lit tests on it (with the training harness tools/benchmarks/train
+#   3. unit + lit tests on it, the distributed-memory suites among them
+#      (gnnc_dist on threads; over `mpirun -np 4 --oversubscribe`, ctest
+#      dist.mpi-4 and dist.mpi-faults.*; across two network-namespace hosts,
+#      dist.two-hosts, skipped unless root) (with the training harness tools/benchmarks/train
 #      and the minimal program dsl-examples/train built in-tree by
 #      gnnc_add_model, and their short training runs, ctest train.* and
 #      train-gcn.runs)
@@ -31,6 +34,10 @@ export CTEST_OUTPUT_ON_FAILURE=1
 # header code, which an uninstrumented libMLIR does not unpoison.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:allow_user_poisoning=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# mpirun refuses root without these (the MPI suites of gnnc_dist).
+if [[ $(id -u) -eq 0 ]]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
 
 section() {
   printf '\n======================================================================\n'
@@ -109,7 +116,7 @@ echo "fuzz: OK, corpus now has $(find "$corpus" -type f | wc -l) inputs"
 # --define values through the lowering, and the runtime's readers (.npy
 # files, .gnnd bundles, .npy dataset folders), briefly; tools/fuzz runs them
 # longer.
-tools/fuzz --seconds "${GNNC_MORE_FUZZ_SECONDS:-25}" gnnc-define-fuzzer \
+tools/fuzz --seconds "${GNNC_MORE_FUZZ_SECONDS:-15}" gnnc-define-fuzzer \
   gnnc-npy-fuzzer gnnc-gnnd-fuzzer gnnc-dataset-dir-fuzzer
 
 section "7/7 Benchmark harness smoke run (tools/bench --quick)"
@@ -119,10 +126,12 @@ python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); ok = sum(c["stat
 
 section "Summary"
 echo "fuzz: the front end ${FUZZ_SECONDS}s without a crash, leak or timeout"
-echo "fuzz: --define values and the runtime's readers ${GNNC_MORE_FUZZ_SECONDS:-25}s each without a crash"
+echo "fuzz: --define values and the runtime's readers ${GNNC_MORE_FUZZ_SECONDS:-15}s each without a crash"
 echo "bench: the smoke run completed (${bench_json})"
 echo "package: installed, out-of-tree gnnc-train built and trained: ${package_summary}"
 echo "package: out-of-tree train-gcn built and trained: ${example_summary}"
+echo "distributed memory (build/): $(grep -cE 'Test +#[0-9]+: dist[.-].* Passed' build/ctest.log) dist tests passed, $(grep -cE 'Test +#[0-9]+: dist[.-].*Skipped' build/ctest.log) skipped (no GPU, or no root for dist.two-hosts)"
+grep -E 'Test +#[0-9]+: dist\.(mpi-4|two-hosts) ' build/ctest.log | sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: /  /; s/ \.{2,}/:/' || true
 echo "Release build (build/):"
 ctest_summary build
 echo "ASan+UBSan build (build-asan/):"

@@ -443,6 +443,7 @@ public:
                             "bits)",
                             formatShape(Hdr.shape), dtypeName(Hdr.dtype)));
     DataBytes = *numBytes;
+    DataOffset = static_cast<int64_t>(headerStart) + headerLen;
     int64_t available = afterPreamble - headerLen;
     if (available < DataBytes)
       return fileError(
@@ -486,6 +487,26 @@ public:
   }
 
   const Header &header() const { return Hdr; }
+  /// The file offset of the first data byte.
+  int64_t dataOffset() const { return DataOffset; }
+
+  /// Reads `size` bytes at file offset `offset` (without moving the stream).
+  Status readAt(int64_t offset, void *dst, size_t size) const {
+    auto *p = static_cast<unsigned char *>(dst);
+    while (size > 0) {
+      ssize_t n = ::pread(::fileno(File), p, size, static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return fileError(Path, "read error: " + errnoText(errno));
+      if (n == 0)
+        return fileError(Path, "file is truncated: it shrank while reading");
+      p += n;
+      offset += n;
+      size -= static_cast<size_t>(n);
+    }
+    return Status::success();
+  }
 
 private:
   Status outOfMemory() const {
@@ -537,6 +558,7 @@ private:
   std::FILE *File = nullptr;
   Header Hdr;
   int64_t DataBytes = 0;
+  int64_t DataOffset = 0;
 };
 
 //===----------------------------------------------------------------------===//
@@ -545,20 +567,20 @@ private:
 
 /// The full preamble + header of a format 1.0 (or, for absurdly long
 /// headers, 2.0) file, as NumPy's _write_array_header builds it.
-std::string buildHeader(const NpyArray &array) {
+std::string buildHeader(DType dtype, const std::vector<int64_t> &shape) {
   std::string dict = "{'descr': '";
-  dict += dtypeDescr(array.dtype);
+  dict += dtypeDescr(dtype);
   dict += "', 'fortran_order': False, 'shape': (";
-  for (size_t i = 0; i < array.shape.size(); ++i) {
+  for (size_t i = 0; i < shape.size(); ++i) {
     if (i)
       dict += ", ";
-    dict += std::to_string(array.shape[i]);
+    dict += std::to_string(shape[i]);
   }
-  if (array.shape.size() == 1)
+  if (shape.size() == 1)
     dict += ",";
   dict += "), }";
-  if (!array.shape.empty()) {
-    size_t digits = std::to_string(array.shape[0]).size();
+  if (!shape.empty()) {
+    size_t digits = std::to_string(shape[0]).size();
     if (digits < kGrowthAxisMaxDigits)
       dict.append(kGrowthAxisMaxDigits - digits, ' ');
   }
@@ -819,18 +841,24 @@ Status gnnc::rt::readNpy(const std::string &path, NpyArray &out) {
   return Status::success();
 }
 
-Status gnnc::rt::readNpyExpect(const std::string &path, DType dtype,
-                               const std::vector<int64_t> &expectedShape,
-                               NpyArray &out) {
-  NpyReader reader;
-  if (Status s = reader.open(path); !s.ok())
-    return s;
+/// Opens `path` and checks its dtype and shape as readNpyExpect does.
+static Status openExpecting(NpyReader &reader, const std::string &path,
+                            DType dtype,
+                            const std::vector<int64_t> &expectedShape) {
+  GNNC_TRY(reader.open(path));
   const Header &hdr = reader.header();
   if (hdr.dtype != dtype)
     return fileError(path, fmt::format("expected dtype {}, got {}",
                                        dtypeName(dtype), dtypeName(hdr.dtype)));
-  if (Status s = checkShape(path, hdr.shape, expectedShape); !s.ok())
-    return s;
+  return checkShape(path, hdr.shape, expectedShape);
+}
+
+Status gnnc::rt::readNpyExpect(const std::string &path, DType dtype,
+                               const std::vector<int64_t> &expectedShape,
+                               NpyArray &out) {
+  NpyReader reader;
+  GNNC_TRY(openExpecting(reader, path, dtype, expectedShape));
+  const Header &hdr = reader.header();
   NpyArray result;
   if (Status s = reader.readData(result.bytes); !s.ok())
     return s;
@@ -891,7 +919,7 @@ Status gnnc::rt::writeNpy(const std::string &path, const NpyArray &array) {
                                      "element {}",
                                      static_cast<int>(array.bytes[i]), i));
 
-  std::string header = buildHeader(array);
+  std::string header = buildHeader(array.dtype, array.shape);
 
   // Create a fresh temporary file next to the target (O_EXCL, so concurrent
   // writers never share one); the umask applies as for any new file.
@@ -924,5 +952,86 @@ Status gnnc::rt::writeNpy(const std::string &path, const NpyArray &array) {
     return fail("write error");
   if (::rename(tmpPath.c_str(), path.c_str()) != 0)
     return fail("cannot rename temporary file into place");
+  return Status::success();
+}
+
+std::string gnnc::rt::npyHeader(DType dtype,
+                                const std::vector<int64_t> &shape) {
+  return buildHeader(dtype, shape);
+}
+
+Status gnnc::rt::readNpyRows(const std::string &path, DType dtype,
+                             const std::vector<int64_t> &expectedShape,
+                             int64_t rowBegin, int64_t rowCount, void *out,
+                             std::vector<int64_t> *shape) {
+  NpyReader reader;
+  GNNC_TRY(openExpecting(reader, path, dtype, expectedShape));
+  const Header &hdr = reader.header();
+  if (hdr.shape.empty())
+    return fileError(path, "a scalar has no rows to read");
+  int64_t rows = hdr.shape[0];
+  if (rowBegin < 0 || rowCount < 0 || rowBegin > rows ||
+      rowCount > rows - rowBegin)
+    return fileError(path, fmt::format("rows [{}, {}) are outside the {} rows "
+                                       "of shape {}",
+                                       rowBegin, rowBegin + rowCount, rows,
+                                       formatShape(hdr.shape)));
+  // The whole array's size was checked against the file, so the sizes of a
+  // row and of the slice cannot overflow.
+  std::vector<int64_t> rest(hdr.shape.begin() + 1, hdr.shape.end());
+  int64_t rowElements = elementCount(rest).value_or(0);
+  size_t elemSize = dtypeSize(hdr.dtype);
+  size_t sliceBytes = static_cast<size_t>(rowCount * rowElements) * elemSize;
+  auto *dst = static_cast<unsigned char *>(out);
+  if (sliceBytes > 0) {
+    bool contiguous =
+        !hdr.fortranOrder || std::count_if(hdr.shape.begin(), hdr.shape.end(),
+                                           [](int64_t d) { return d > 1; }) < 2;
+    if (contiguous) {
+      if (Status s = reader.readAt(reader.dataOffset() +
+                                       rowBegin * rowElements *
+                                           static_cast<int64_t>(elemSize),
+                                   dst, sliceBytes);
+          !s.ok())
+        return s;
+    } else if (hdr.shape.size() == 2) {
+      // Fortran order: column c holds rows [0, rows) contiguously. Read the
+      // slice of every column and interleave it into C order.
+      std::vector<unsigned char> column;
+      try {
+        column.resize(static_cast<size_t>(rowCount) * elemSize);
+      } catch (const std::bad_alloc &) {
+        return fileError(path, "out of memory reading a column");
+      }
+      for (int64_t c = 0; c < rowElements; ++c) {
+        int64_t offset = reader.dataOffset() +
+                         (c * rows + rowBegin) * static_cast<int64_t>(elemSize);
+        if (Status s = reader.readAt(offset, column.data(), column.size());
+            !s.ok())
+          return s;
+        for (int64_t r = 0; r < rowCount; ++r)
+          std::memcpy(dst + static_cast<size_t>(r * rowElements + c) * elemSize,
+                      column.data() + static_cast<size_t>(r) * elemSize,
+                      elemSize);
+      }
+    } else {
+      return fileError(path,
+                       fmt::format("reading rows of a Fortran-order array of "
+                                   "{} dimensions is not supported (at most "
+                                   "2; save it in C order)",
+                                   hdr.shape.size()));
+    }
+  }
+  if (hdr.dtype == DType::Bool)
+    for (size_t i = 0; i < sliceBytes; ++i)
+      if (dst[i] > 1)
+        return fileError(
+            path,
+            fmt::format("invalid bool value {} at element {} (expected "
+                        "0 or 1)",
+                        static_cast<int>(dst[i]),
+                        rowBegin * rowElements + static_cast<int64_t>(i)));
+  if (shape)
+    *shape = hdr.shape;
   return Status::success();
 }

@@ -759,4 +759,212 @@ TEST(BundleErrors, FeatureSizeIsCheckedAgainstTheFileSize) {
                                 "size of the 61-byte file");
 }
 
+//===----------------------------------------------------------------------===//
+// Reading parts of a dataset (datasetArrayInfo, readDatasetRows)
+//===----------------------------------------------------------------------===//
+
+/// Every array of `path` through datasetArrayInfo and readDatasetRows, for
+/// the slices [b, e) with b, e in `cuts`, equals the same rows of `ds`.
+void expectRowsMatch(const std::string &path, const Dataset &ds,
+                     const std::vector<int64_t> &cuts) {
+  int64_t n = ds.NumNodes, f = ds.NumFeatures;
+  DatasetArrayInfo info;
+  Status s = datasetArrayInfo(path, "features", info);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(info.Dtype, DType::Float32);
+  EXPECT_EQ(info.Shape, (std::vector<int64_t>{n, f}));
+  ASSERT_TRUE(datasetArrayInfo(path, "labels", info).ok());
+  EXPECT_EQ(info.Dtype, DType::Int64);
+  EXPECT_EQ(info.Shape, (std::vector<int64_t>{n}));
+  const char *maskNames[3] = {"train_mask", "val_mask", "test_mask"};
+  const std::vector<uint8_t> *masks[3] = {&ds.TrainMask, &ds.ValMask,
+                                          &ds.TestMask};
+  for (const char *mask : maskNames) {
+    ASSERT_TRUE(datasetArrayInfo(path, mask, info).ok());
+    EXPECT_EQ(info.Dtype, DType::Bool);
+    EXPECT_EQ(info.Shape, (std::vector<int64_t>{n}));
+  }
+  for (int64_t b : cuts) {
+    for (int64_t e : cuts) {
+      if (e < b)
+        continue;
+      SCOPED_TRACE(path + " rows [" + std::to_string(b) + ", " +
+                   std::to_string(e) + ")");
+      size_t rows = static_cast<size_t>(e - b);
+      std::vector<float> x(rows * static_cast<size_t>(f), -1.0f);
+      s = readDatasetRows(path, "features", b, e - b, x.data());
+      ASSERT_TRUE(s.ok()) << s.message();
+      EXPECT_TRUE(std::equal(x.begin(), x.end(), ds.X.begin() + b * f));
+      std::vector<int64_t> y(rows, -1);
+      s = readDatasetRows(path, "labels", b, e - b, y.data());
+      ASSERT_TRUE(s.ok()) << s.message();
+      EXPECT_TRUE(std::equal(y.begin(), y.end(), ds.Y.begin() + b));
+      for (int m = 0; m < 3; ++m) {
+        std::vector<uint8_t> bits(rows, 9);
+        s = readDatasetRows(path, maskNames[m], b, e - b, bits.data());
+        ASSERT_TRUE(s.ok()) << s.message();
+        EXPECT_TRUE(std::equal(bits.begin(), bits.end(), masks[m]->begin() + b))
+            << maskNames[m];
+      }
+    }
+  }
+}
+
+TEST(DatasetRows, BundleSlicesMatchLoadDataset) {
+  for (const char *name : {"cora", "citeseer"}) {
+    Dataset ds;
+    Status s = loadDataset(bundlePath(name), ds);
+    ASSERT_TRUE(s.ok()) << s.message();
+    int64_t n = ds.NumNodes;
+    expectRowsMatch(bundlePath(name), ds, {0, 1000, n - 1, n});
+  }
+  TempDir dir;
+  std::string path = dir.path("small.gnnd");
+  writeFile(path, encode(smallDataset()).bytes());
+  std::vector<int64_t> cuts;
+  for (int64_t i = 0; i <= 10; ++i)
+    cuts.push_back(i);
+  expectRowsMatch(path, smallDataset(), cuts);
+}
+
+TEST(DatasetRows, FolderSlicesMatchLoadDataset) {
+  TempDir dir;
+  writeNpyDataset(dir.dir(), smallDataset());
+  std::vector<int64_t> cuts;
+  for (int64_t i = 0; i <= 10; ++i)
+    cuts.push_back(i);
+  expectRowsMatch(dir.dir(), smallDataset(), cuts);
+
+  // float64 features are converted to float32 as loadDataset converts them.
+  Dataset wide = smallDataset();
+  std::vector<double> x(wide.X.begin(), wide.X.end());
+  x[13] = 0.1;
+  wide.X[13] = static_cast<float>(0.1);
+  writeArray(dir.dir() + "/x.npy", {10, 6}, x);
+  Dataset loaded;
+  ASSERT_TRUE(loadDataset(dir.dir(), loaded).ok());
+  expectSame(loaded, wide);
+  expectRowsMatch(dir.dir(), loaded, cuts);
+
+  if (exists(sharedDir("cora"))) {
+    Dataset cora;
+    ASSERT_TRUE(loadDataset(sharedDir("cora"), cora).ok());
+    expectRowsMatch(sharedDir("cora"), cora, {0, 5, 2000, 2708});
+  }
+}
+
+TEST(DatasetRows, Errors) {
+  TempDir dir;
+  std::string d = dir.dir();
+  writeNpyDataset(d, smallDataset());
+  std::vector<float> x(60);
+  auto errorOf = [&](const std::string &path, const std::string &array,
+                     int64_t b, int64_t n) {
+    Status s = readDatasetRows(path, array, b, n, x.data());
+    return s.ok() ? std::string("(success)") : s.message();
+  };
+  DatasetArrayInfo info;
+  Status s = datasetArrayInfo(d, "edges", info);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), d + ": unknown dataset array 'edges' (expected "
+                             "'features', 'labels', 'train_mask', 'val_mask' "
+                             "or 'test_mask')");
+  EXPECT_EQ(errorOf(d, "x", 0, 1), s.message().substr(0, d.size() + 2) +
+                                       "unknown dataset array 'x' (expected "
+                                       "'features', 'labels', 'train_mask', "
+                                       "'val_mask' or 'test_mask')");
+  EXPECT_EQ(errorOf(d, "labels", 8, 3),
+            d + "/y.npy: labels: rows [8, 11) are outside the 10 rows of the "
+                "dataset");
+  EXPECT_EQ(errorOf(d, "labels", -1, 1),
+            d + "/y.npy: labels: rows [-1, 0) are outside the 10 rows of the "
+                "dataset");
+
+  // Labels, wrong shapes and non-finite features, in a folder.
+  std::vector<int64_t> y(10, 1);
+  y[4] = -2;
+  writeArray(d + "/y.npy", {10}, y);
+  EXPECT_EQ(errorOf(d, "labels", 0, 4), "(success)");
+  EXPECT_EQ(errorOf(d, "labels", 3, 2),
+            d + "/y.npy: node 4: negative label -2");
+  writeArray(d + "/y.npy", {9}, std::vector<int64_t>(9, 0));
+  EXPECT_EQ(errorOf(d, "labels", 0, 1), d + "/y.npy: expected shape 10, got 9");
+  s = datasetArrayInfo(d, "labels", info);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), d + "/y.npy: expected shape 10, got 9");
+  writeArray(d + "/val_mask.npy", {10}, std::vector<int64_t>(10, 0));
+  s = datasetArrayInfo(d, "val_mask", info);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), d + "/val_mask.npy: expected dtype bool, got int64");
+  std::vector<float> nan(60, 0.0f);
+  nan[2 * 6 + 5] = std::nanf("");
+  writeArray(d + "/x.npy", {10, 6}, nan);
+  EXPECT_EQ(errorOf(d, "features", 0, 2), "(success)");
+  EXPECT_EQ(errorOf(d, "features", 1, 3),
+            d + "/x.npy: element [2, 5] is nan (non-finite values are "
+                "rejected)");
+  DatasetOptions allow;
+  allow.AllowNonFinite = true;
+  s = readDatasetRows(d, "features", 1, 3, x.data(), allow);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(std::isnan(x[6 + 5]));
+  std::vector<double> big(60, 0.0);
+  big[7] = 1e300;
+  writeArray(d + "/x.npy", {10, 6}, big);
+  EXPECT_EQ(errorOf(d, "features", 0, 3),
+            d + "/x.npy: element [1, 1] = 1e+300 is too large for float32");
+
+  // A bundle: the slice's values are checked, as is its framing.
+  std::string path = dir.path("b.gnnd");
+  Parts p = encode(smallDataset());
+  p.Labels[6] = 5;
+  writeFile(path, p.bytes());
+  EXPECT_EQ(errorOf(path, "labels", 0, 6), "(success)");
+  EXPECT_EQ(errorOf(path, "labels", 5, 3),
+            path + ": node 6: label 5 is outside [0, 3)");
+  p = encode(smallDataset());
+  p.Masks[3] = 0x10; // val mask, padding bit of node 12
+  writeFile(path, p.bytes());
+  EXPECT_EQ(errorOf(path, "val_mask", 0, 9), "(success)");
+  EXPECT_EQ(errorOf(path, "val_mask", 9, 1),
+            path + ": val mask: the padding bits after the last node are not "
+                   "zero");
+  // Feature row 3 lists column 6 of 6: rows before it read, rows from it on
+  // need it decoded and fail.
+  Dataset bad = smallDataset();
+  p = encode(bad);
+  std::string features;
+  for (int64_t v = 0; v < 10; ++v) {
+    if (v == 3) {
+      putVarint(features, 1);
+      putVarint(features, 6);
+      continue;
+    }
+    std::vector<uint64_t> cols;
+    for (int64_t j = 0; j < 6; ++j)
+      if (bad.X[v * 6 + j] != 0)
+        cols.push_back(static_cast<uint64_t>(j));
+    putVarint(features, cols.size());
+    uint64_t next = 0;
+    for (uint64_t c : cols) {
+      putVarint(features, c - next);
+      next = c + 1;
+    }
+  }
+  p.Features = features;
+  writeFile(path, p.bytes());
+  EXPECT_EQ(errorOf(path, "features", 0, 3), "(success)");
+  EXPECT_EQ(errorOf(path, "features", 5, 2),
+            path + ": feature row 3: column 6 is outside [0, 6)");
+  std::string good = encode(smallDataset()).bytes();
+  writeFile(path, good.substr(0, good.size() - 1));
+  Dataset ds;
+  Status whole = loadDataset(path, ds);
+  ASSERT_FALSE(whole.ok());
+  EXPECT_EQ(errorOf(path, "labels", 0, 1), whole.message());
+  s = datasetArrayInfo(path, "labels", info);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), whole.message());
+}
+
 } // namespace

@@ -1002,4 +1002,147 @@ TEST_F(CoraNpyTest, WriterReproducesNumPyFiles) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Row slices (readNpyRows) and headers (npyHeader)
+//===----------------------------------------------------------------------===//
+
+/// Every slice [b, e) of `path` read with readNpyRows equals the same rows
+/// of readNpy's whole array.
+void expectSlicesMatch(const std::string &path, DType dtype,
+                       const std::vector<int64_t> &shape) {
+  NpyArray whole;
+  Status s = readNpy(path, whole);
+  ASSERT_TRUE(s.ok()) << s.message();
+  int64_t rows = shape[0];
+  size_t rowBytes = whole.bytes.size() / static_cast<size_t>(rows);
+  for (int64_t b = 0; b <= rows; ++b) {
+    for (int64_t e = b; e <= rows; ++e) {
+      std::vector<unsigned char> out(static_cast<size_t>(e - b) * rowBytes,
+                                     0xcd);
+      std::vector<int64_t> fileShape;
+      s = readNpyRows(path, dtype, shape, b, e - b, out.data(), &fileShape);
+      ASSERT_TRUE(s.ok()) << s.message();
+      EXPECT_EQ(fileShape, shape);
+      std::vector<unsigned char> expected(
+          whole.bytes.begin() + static_cast<std::ptrdiff_t>(b * rowBytes),
+          whole.bytes.begin() + static_cast<std::ptrdiff_t>(e * rowBytes));
+      EXPECT_EQ(out, expected) << path << " rows [" << b << ", " << e << ")";
+    }
+  }
+}
+
+TEST_F(NpyTest, RowSlicesMatchTheWholeArray) {
+  std::vector<float> f(7 * 3);
+  for (size_t i = 0; i < f.size(); ++i)
+    f[i] = static_cast<float>(i) * 1.5f - 4.0f;
+  ASSERT_TRUE(writeNpy(Dir.path("f.npy"), makeArray<float>({7, 3}, f)).ok());
+  expectSlicesMatch(Dir.path("f.npy"), DType::Float32, {7, 3});
+
+  std::vector<int64_t> l = {5, -3, 1ll << 40, 0, 9};
+  ASSERT_TRUE(writeNpy(Dir.path("l.npy"), makeArray<int64_t>({5}, l)).ok());
+  expectSlicesMatch(Dir.path("l.npy"), DType::Int64, {5});
+
+  std::vector<bool> m = {true, false, false, true};
+  ASSERT_TRUE(writeNpy(Dir.path("m.npy"), makeArray<bool>({4}, m)).ok());
+  expectSlicesMatch(Dir.path("m.npy"), DType::Bool, {4});
+
+  // A version 2.0 file and an array without columns.
+  writeFile(Dir.path("v2.npy"),
+            npyFile(dictFor("<i4", "(3, 2)"),
+                    rawBytes(std::vector<int32_t>{1, 2, 3, 4, 5, 6}), 2));
+  expectSlicesMatch(Dir.path("v2.npy"), DType::Int32, {3, 2});
+  ASSERT_TRUE(writeNpy(Dir.path("e.npy"), makeArray<double>({3, 0}, {})).ok());
+  expectSlicesMatch(Dir.path("e.npy"), DType::Float64, {3, 0});
+}
+
+TEST_F(NpyTest, RowSlicesOfFortranOrderMatrices) {
+  // [[1, 2, 3], [4, 5, 6], [7, 8, 9], [10, 11, 12]] stored column by column.
+  writeFile(Dir.path("f.npy"),
+            npyFile(dictFor("<i8", "(4, 3)", "True"),
+                    rawBytes(std::vector<int64_t>{1, 4, 7, 10, 2, 5, 8, 11, 3,
+                                                  6, 9, 12})));
+  expectSlicesMatch(Dir.path("f.npy"), DType::Int64, {4, 3});
+  std::vector<int64_t> out(6);
+  Status s =
+      readNpyRows(Dir.path("f.npy"), DType::Int64, {-1, 3}, 1, 2, out.data());
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(out, (std::vector<int64_t>{4, 5, 6, 7, 8, 9}));
+
+  // More than two dimensions in Fortran order: refused, with a reason.
+  writeFile(Dir.path("g.npy"), npyFile(dictFor("<i4", "(2, 2, 2)", "True"),
+                                       rawBytes(std::vector<int32_t>(8, 1))));
+  s = readNpyRows(Dir.path("g.npy"), DType::Int32, {2, 2, 2}, 0, 1, out.data());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), Dir.path("g.npy") +
+                             ": reading rows of a Fortran-order array of 3 "
+                             "dimensions is not supported (at most 2; save "
+                             "it in C order)");
+}
+
+TEST_F(NpyTest, RowSliceErrors) {
+  std::string path = Dir.path("x.npy");
+  ASSERT_TRUE(
+      writeNpy(path, makeArray<float>({4, 2}, std::vector<float>(8, 1))).ok());
+  std::vector<float> out(16);
+  auto errorOf = [&](DType dtype, std::vector<int64_t> shape, int64_t b,
+                     int64_t n) {
+    Status s = readNpyRows(path, dtype, shape, b, n, out.data());
+    return s.ok() ? std::string("(success)") : s.message();
+  };
+  EXPECT_EQ(errorOf(DType::Int64, {4, 2}, 0, 1),
+            path + ": expected dtype int64, got float32");
+  EXPECT_EQ(errorOf(DType::Float32, {4, 3}, 0, 1),
+            path + ": expected shape 4x3, got 4x2");
+  EXPECT_EQ(errorOf(DType::Float32, {4}, 0, 1),
+            path + ": expected shape 4, got 4x2");
+  EXPECT_EQ(errorOf(DType::Float32, {-1, 2}, 3, 2),
+            path + ": rows [3, 5) are outside the 4 rows of shape 4x2");
+  EXPECT_EQ(errorOf(DType::Float32, {-1, 2}, -1, 1),
+            path + ": rows [-1, 0) are outside the 4 rows of shape 4x2");
+  EXPECT_EQ(errorOf(DType::Float32, {-1, 2}, 5, 0),
+            path + ": rows [5, 5) are outside the 4 rows of shape 4x2");
+  EXPECT_EQ(errorOf(DType::Float32, {-1, 2}, 4, 0), "(success)");
+
+  // The header is validated as readNpyHeader does, the file size included.
+  std::string full = readFile(path);
+  writeFile(path, full.substr(0, full.size() - 4));
+  DType dtype;
+  std::vector<int64_t> shape;
+  Status header = readNpyHeader(path, dtype, shape);
+  ASSERT_FALSE(header.ok());
+  EXPECT_EQ(errorOf(DType::Float32, {4, 2}, 0, 1), header.message());
+  EXPECT_NE(header.message().find("file is truncated"), std::string::npos);
+
+  writeFile(path,
+            npyFile(dictFor("<f4", "()"), rawBytes(std::vector<float>{1})));
+  EXPECT_EQ(errorOf(DType::Float32, {}, 0, 1),
+            path + ": a scalar has no rows to read");
+
+  // Bool values other than 0 and 1 are reported in the slice read.
+  writeFile(path, npyFile(dictFor("|b1", "(4,)"), std::string("\0\1\0\7", 4)));
+  EXPECT_EQ(errorOf(DType::Bool, {4}, 0, 3), "(success)");
+  EXPECT_EQ(errorOf(DType::Bool, {4}, 2, 2),
+            path + ": invalid bool value 7 at element 3 (expected 0 or 1)");
+}
+
+TEST_F(NpyTest, HeaderIsWhatWriteNpyWrites) {
+  for (auto shape : {std::vector<int64_t>{}, std::vector<int64_t>{0},
+                     std::vector<int64_t>{7}, std::vector<int64_t>{3, 5},
+                     std::vector<int64_t>{123456789, 0}}) {
+    for (DType dtype : {DType::Bool, DType::Int32, DType::Float64}) {
+      NpyArray a;
+      a.dtype = dtype;
+      a.shape = shape;
+      a.bytes.assign(static_cast<size_t>(a.numElements()) * dtypeSize(dtype),
+                     0);
+      ASSERT_TRUE(writeNpy(Dir.path("h.npy"), a).ok());
+      std::string file = readFile(Dir.path("h.npy"));
+      std::string header = npyHeader(dtype, shape);
+      EXPECT_EQ(header.size() % 64, 0u);
+      EXPECT_EQ(file.substr(0, header.size()), header) << formatShape(shape);
+      EXPECT_EQ(file.size(), header.size() + a.bytes.size());
+    }
+  }
+}
+
 } // namespace

@@ -13,6 +13,10 @@ Run through tools/bench (which installs what is missing first):
     tools/bench --compile-only  time gnnc's compiles of growing programs
                                 (tools/benchmarks/compile_scaling.py) into
                                 the JSON, and rewrite the doc from it
+    tools/bench --dist          gnnc_dist's gather throughput over MPI ranks
+                                (tools/benchmarks/dist/run.py): its section
+                                of docs/benchmarks.md and
+                                docs/benchmarks/dist-results.json
 
 Steps: build gnnc (gnnc, gnnc_ops, gnnc_runtime) and install it as a CMake
 package; configure tools/benchmarks/ against it with one gnnc_add_model
@@ -162,7 +166,7 @@ def make_plan(quick):
     return list(cases.values())
 
 
-# The targets of the issue: which cases they read (see report.py).
+# The performance targets: which cases they read (see report.py).
 TARGETS = {
     "gat": dict(case="rmat-17/gat8/F64/train", quick="rmat-12/gat8/F16/train"),
     "bandwidth": dict(case="rmat-20/gcn_agg/F64/infer", quick="rmat-12/gcn_agg/F16/infer"),
@@ -772,6 +776,10 @@ def install(args):
 
 
 def main():
+    if "--dist" in sys.argv[1:]:
+        # gnnc_dist's gather benchmarks have their own driver.
+        rest = [a for a in sys.argv[1:] if a != "--dist"]
+        os.execv(sys.executable, [sys.executable, str(HERE / "dist" / "run.py")] + rest)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="the smoke run")
     ap.add_argument("--full", action="store_true", help="the full run (default)")
@@ -806,6 +814,10 @@ def main():
                     "JSON of an earlier run, and rewrite its doc")
     ap.add_argument("--gnnc", help="with --compile-only: this gnnc binary instead of "
                     "building one")
+    ap.add_argument("--dist", action="store_true",
+                    help="gnnc_dist's gather throughput over MPI ranks instead "
+                    "(tools/benchmarks/dist/run.py; with --quick, a smoke run; "
+                    "see run.py --help)")
     args = ap.parse_args()
     if args.quick and args.full:
         ap.error("--quick and --full exclude each other")

@@ -985,6 +985,11 @@ def write(data, doc, assets):
     w(profile_section(R, targets))
     w(analysis(R, targets))
 
+    # Distributed memory (tools/bench --dist), from its own JSON.
+    dist = load_dist(assets)
+    if dist:
+        w(dist_section(dist, dist_plots(dist, assets)))
+
     # The GPU.
     w("## GPU\n")
     w("This page measures the CPU only. gnnc's CUDA backend (`--target=cuda`, "
@@ -1103,6 +1108,589 @@ def analysis(R, targets):
     if not out:
         return ""
     return "### What limits the missed targets\n\n" + "\n\n".join(out) + "\n"
+
+
+
+# --------------------------------------------------------------------------
+# Distributed memory (tools/bench --dist: tools/benchmarks/dist/run.py)
+# --------------------------------------------------------------------------
+
+DIST_HEADING = "## Distributed memory: gather throughput"
+DIST_JSON = "dist-results.json"
+DIST_TYPES = ["local", "continuous", "chunked", "distributed"]
+DIST_TYPE_TITLES = {"local": "local array", "continuous": "continuous",
+                    "chunked": "chunked", "distributed": "distributed"}
+DIST_DISTS = {"uniform": "uniform indices", "powerlaw": "power-law indices"}
+DIST_COLORS = {"local": "#7f7f7f", "continuous": "#1f77b4", "chunked": "#2ca02c",
+               "distributed": "#d62728"}
+
+
+def load_dist(assets):
+    """The JSON of the last `tools/bench --dist` beside the assets, or None."""
+    path = pathlib.Path(assets) / DIST_JSON
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except ValueError:
+        return None
+
+
+def dist_runs(d):
+    return sorted([r for r in d.get("runs", []) if r.get("world_size")],
+                  key=lambda r: r["world_size"])
+
+
+def dist_gather(run, type_, width, dist):
+    for g in run.get("gather", []):
+        if g["type"] == type_ and g["width"] == width and g["dist"] == dist:
+            return g
+    return None
+
+
+def dist_widths(d):
+    return sorted({g["width"] for r in dist_runs(d) for g in r.get("gather", [])})
+
+
+def dist_dists(d):
+    seen = []
+    for r in dist_runs(d):
+        for g in r.get("gather", []) + r.get("cache", []):
+            if g["dist"] not in seen:
+                seen.append(g["dist"])
+    return sorted(seen, key=lambda x: list(DIST_DISTS).index(x) if x in DIST_DISTS else 9)
+
+
+def dist_copy_gbs(run):
+    s = run.get("stream") or {}
+    return (s.get("copy") or {}).get("gbs")
+
+
+def dist_plots(d, assets):
+    """The PNGs of the section; {name: path relative to the doc}."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return {}
+    assets = pathlib.Path(assets)
+    made = {}
+    runs = dist_runs(d)
+    dists = dist_dists(d)
+    widths = dist_widths(d)
+    if not runs or not widths:
+        return made
+
+    def save(fig, name):
+        fig.tight_layout()
+        fig.savefig(assets / name, dpi=110)
+        plt.close(fig)
+        made[name] = "%s/%s" % (assets.name, name)
+
+    fig, axes = plt.subplots(len(dists), len(runs), squeeze=False,
+                             figsize=(3.6 * len(runs) + 1, 3.2 * len(dists)),
+                             sharey=True)
+    for i, dist in enumerate(dists):
+        for j, run in enumerate(runs):
+            ax = axes[i][j]
+            for t in DIST_TYPES:
+                pts = [(w, dist_gather(run, t, w, dist)) for w in widths]
+                pts = [(w, g["gbs"]) for w, g in pts if g and g.get("gbs")]
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts],
+                            "o-" if t != "local" else "s--", color=DIST_COLORS[t],
+                            label=DIST_TYPE_TITLES[t])
+            copy = dist_copy_gbs(run)
+            if copy:
+                ax.axhline(copy / 2, color="k", ls=":", lw=1,
+                           label="STREAM copy / 2")
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(widths)
+            ax.set_xticklabels([str(w) for w in widths])
+            ax.set_title("%d rank%s, %s" % (run["world_size"],
+                                            "" if run["world_size"] == 1 else "s",
+                                            DIST_DISTS.get(dist, dist)), fontsize=9)
+            ax.set_xlabel("row width (floats)")
+            if j == 0:
+                ax.set_ylabel("GB/s of rows delivered")
+            ax.grid(True, alpha=0.3)
+            if i == 0 and j == 0:
+                ax.legend(fontsize=7)
+    save(fig, "dist_gather.png")
+
+    cruns = [r for r in runs if r["world_size"] > 1 and r.get("cache")]
+    if cruns:
+        fig, axes = plt.subplots(1, len(cruns), squeeze=False,
+                                 figsize=(4.5 * len(cruns) + 1, 3.4))
+        for j, run in enumerate(cruns):
+            ax = axes[0][j]
+            cfgs = []
+            for c in run["cache"]:
+                if c["policy"] != "none" and (c["policy"], c["capacity_fraction"]) not in cfgs:
+                    cfgs.append((c["policy"], c["capacity_fraction"]))
+            bw = 0.8 / max(1, len(dists))
+            for k, dist in enumerate(dists):
+                xs, ys, hr = [], [], []
+                for x, (pol, frac) in enumerate(cfgs):
+                    sp = dist_cache_speedup(run, pol, frac, dist)
+                    c = dist_cache(run, pol, frac, dist)
+                    if sp is None or not c:
+                        continue
+                    xs.append(x + (k - (len(dists) - 1) / 2) * bw)
+                    ys.append(sp)
+                    hr.append(c.get("hit_rate"))
+                ax.bar(xs, ys, bw, label=DIST_DISTS.get(dist, dist),
+                       color="#1f77b4" if dist == "powerlaw" else "#ff7f0e")
+                for x, y, h in zip(xs, ys, hr):
+                    if h is not None:
+                        ax.text(x, y, "%.0f%%" % (100 * h), ha="center", va="bottom",
+                                fontsize=7)
+            ax.axhline(1, color="k", lw=1)
+            ax.set_xticks(range(len(cfgs)))
+            ax.set_xticklabels(["%s %g%%" % (p.upper(), 100 * f) for p, f in cfgs],
+                               fontsize=8)
+            ax.set_ylabel("speed-up over no cache")
+            ax.set_title("%d ranks (labels: hit rate)" % run["world_size"], fontsize=9)
+            ax.grid(True, axis="y", alpha=0.3)
+            ax.legend(fontsize=7)
+        save(fig, "dist_cache.png")
+    return made
+
+
+def dist_cache(run, policy, fraction, dist):
+    for c in run.get("cache", []):
+        if c["policy"] == policy and c["dist"] == dist and (
+                policy == "none" or c["capacity_fraction"] == fraction):
+            return c
+    return None
+
+
+def dist_cache_speedup(run, policy, fraction, dist):
+    c = dist_cache(run, policy, fraction, dist)
+    base = dist_cache(run, "none", 0, dist)
+    if not c or not base or not c.get("median_s"):
+        return None
+    return base["median_s"] / c["median_s"]
+
+
+def fgbs(x):
+    return "–" if x is None else "%.2f" % x
+
+
+def frows(x):
+    return "–" if x is None else "%.2f M" % (x / 1e6)
+
+
+def fpct(x):
+    return "–" if x is None else "%.0f%%" % (100 * x)
+
+
+def dist_section(d, made):
+    """The section "Distributed memory: gather throughput" (markdown, ending
+    with one newline) from the JSON of tools/bench --dist."""
+    L = []
+    w = L.append
+    runs = dist_runs(d)
+    m = d.get("machine", {})
+    cores = m.get("cores") or 0
+    w(DIST_HEADING + "\n")
+    w("<!-- Written by tools/bench --dist (tools/benchmarks/dist/run.py, "
+      "tools/benchmarks/report.py) from benchmarks/%s; rerun `tools/bench --dist`. -->\n"
+      % DIST_JSON)
+    if d.get("kind") != "full":
+        w("> **This is a %s run** (`%s`): it checks that the harness works; its "
+          "figures are not the doc's.\n" % (d.get("kind"), d.get("command")))
+    launches = ", ".join("`%s`" % r["launch"]["command"] for r in d.get("runs", [])
+                         if r.get("launch"))
+    w("gnnc_dist's `DistTensor::gather` in the three host memory types, and an "
+      "`Embedding` read through its row cache, over Open MPI ranks on this machine "
+      "(%s, %d cores, %s): `tools/benchmarks/dist/gnnc_dist_bench.cpp`, built against "
+      "the %s and launched as %s. One command regenerates this section, its plots and "
+      "the raw results (`benchmarks/%s`): `tools/bench --dist` (run %s, %.1f minutes "
+      "with the build; load average %s at the start and %s at the end)."
+      % (m.get("cpu", "?"), cores, fbytes(m.get("mem_total_bytes")),
+         d.get("linked_against", "?"), launches, DIST_JSON, d.get("date_utc", "?"),
+         (d.get("wall_s") or 0) / 60, " ".join(m.get("loadavg_start", [])),
+         " ".join(m.get("loadavg_end", []))))
+    w("")
+    bad = [r for r in d.get("runs", []) if not r.get("ok")]
+    for r in bad:
+        w("> **The %s-rank run failed**: %s\n" % (
+            r.get("launch", {}).get("np", "?"),
+            str(r.get("error", "?")).replace("\n", " ")[:400]))
+    if not runs:
+        return "\n".join(L).rstrip() + "\n"
+
+    # The oversubscription note, from the measured CPU and wall times.
+    over = [r for r in runs if cores and r["world_size"] > cores]
+    util = {r["world_size"]: dist_cpu_share(r) for r in runs}
+    if over:
+        r4 = over[-1]
+        n = r4["world_size"]
+        w("> **%d ranks on %d cores.** The machine has %d cores, shared with other "
+          "work, so at %d ranks the ranks take turns on the cores (`--oversubscribe`; "
+          "gnnc_dist's MPI backend waits for a collective by polling it, yielding "
+      "the core and then sleeping briefly between polls, so a waiting rank leaves "
+      "the core to the rank it waits for, at the price of some latency). A "
+          "%d-rank figure measures time-slicing, not %d-way parallelism: during the "
+          "timed calls each rank had the CPU for %s of the wall time on average "
+          "(against %s at 1 rank, where only the machine's other work competes), "
+          "a collective cannot finish before its slowest, "
+          "possibly descheduled, rank has arrived, and the aggregate throughput can "
+          "exceed the 2-rank figure only where the 2-rank run left the cores idle "
+          "or, with other work on the machine, because the scheduler gives four "
+          "processes a larger share of the cores than two. "
+          "Compare memory types at 1 and 2 ranks; the %d-rank rows show that every "
+          "path works oversubscribed and what that costs, not how gnnc_dist scales.\n"
+          % (n, cores, cores, n, n, n, fpct(util.get(n)),
+             fpct(util.get(runs[0]["world_size"])), n))
+
+    try:
+        load = float(m.get("loadavg_start", ["0"])[0])
+    except ValueError:
+        load = 0.0
+    one = util.get(runs[0]["world_size"]) if runs[0]["world_size"] == 1 else None
+    if (cores and load > 0.5 * cores) or (one is not None and one < 0.9):
+        w("> **A shared machine.** The run started at a 1-minute load average of %s "
+          "on %d cores%s. Every figure includes that interference, and repetitions "
+          "taken minutes apart see different load: absolute GB/s vary from run to "
+          "run by more than the differences between neighbouring cells. The "
+          "measurements of one table width (the local array and every memory type) "
+          "and of the cache configurations run interleaved, round by round, so "
+          "their ratios are more robust than the absolute figures; STREAM runs "
+          "before them, so the ratios against it are the least robust.\n"
+          % (m.get("loadavg_start", ["?"])[0], cores,
+             (", and the 1-rank benchmark had the CPU for only %s of its timed wall "
+              "time" % fpct(one)) if one is not None and one < 0.9 else ""))
+
+    summary = dist_summary(d)
+    if summary:
+        w("**In short** (geometric means over the row widths of the ratios below):\n")
+        for line in summary:
+            w("- " + line)
+        w("")
+
+    cfg = runs[0].get("config", {})
+    g0 = (runs[0].get("gather") or [{}])[0]
+    glast = (runs[0].get("gather") or [{}])[-1]
+    st0 = runs[0].get("stream") or {}
+    w("### Method\n")
+    w("- **Tables**: float32, rows of %s floats, %s MiB per table whatever the width "
+      "(%s rows at %d floats), partitioned over the ranks in contiguous blocks; every "
+      "rank fills its own rows. The *local array* is the same table in each rank's "
+      "private memory, gathered with one `memcpy` per row: the upper bound, measured "
+      "on every rank at once like the others."
+      % ("/".join(str(x) for x in cfg.get("widths", [])), jsonnum(cfg.get("table_mib")),
+         fcount(g0.get("rows", 0)), g0.get("width", 0)))
+    timing = g0.get("timing", "span")
+    w("- **Repetitions**: each rank gathers %s rows per call, a fresh batch of "
+      "indices per call, and as many calls per repetition as make about %s MiB of "
+      "rows per rank (%s calls at %d floats, %s at %d); a barrier precedes each "
+      "repetition. %s **rows/s** = the rows all ranks received / that time; "
+      "**GB/s** = those rows' bytes / that time (bytes of rows delivered, 1 GB = "
+      "10^9 bytes). The median of %s repetitions after %s warm-up repetition(s)."
+      % (fcount(cfg.get("batch_per_rank", 0)), jsonnum(cfg.get("rep_mib")),
+         g0.get("calls_per_rep", "?"), g0.get("width", 0),
+         glast.get("calls_per_rep", "?"), glast.get("width", 0),
+         "A repetition's time runs from the first rank's start to the last rank's "
+         "end (the ranks share one node's clock), so a rank that leaves the barrier "
+         "but waits for a core counts." if timing == "span" else
+         "A repetition's time is the slowest rank's.",
+         cfg.get("reps"), cfg.get("warmup")))
+    w("- **Indices**: *uniform* over all rows, or *power-law*: the k-th most frequent "
+      "row has weight k^-%s (Zipf), its id drawn from a random permutation of the "
+      "rows that is the same on every rank, so the hot rows are spread over the "
+      "partition. Each rank draws its own stream. Distinct rows per %s-row stream "
+      "(1 rank, %d floats): %s uniform, %s power-law."
+      % (jsonnum(cfg.get("zipf_exponent")), fcount((cfg.get("reps", 0) + cfg.get("warmup", 0))
+                                                  * cfg.get("batch_per_rank", 0)
+                                                  * g0.get("calls_per_rep", 1)),
+         g0.get("width", 0),
+         fpct((dist_gather(runs[0], "local", g0.get("width"), "uniform") or {}).get("distinct_fraction")),
+         fpct((dist_gather(runs[0], "local", g0.get("width"), "powerlaw") or {}).get("distinct_fraction"))))
+    w("- **Interleaved**: for each row width and index distribution, the local "
+      "array and every memory type run in rounds, one repetition each per round in "
+      "an order rotated from round to round; the cache configurations likewise.")
+    w("- **Checked**: the first batch of every table is compared byte for byte with "
+      "the local gather of the same indices, and the last cached embedding step with "
+      "a gather from the table itself; a mismatch fails the run. Collectives run "
+      "with gnnc_dist's argument check on (`GNNC_DIST_CHECK`), as users get them.")
+    w("- **STREAM**: copy (`c[i] = a[i]`, 16 bytes per element) and triad (`a[i] = "
+      "b[i] + s * c[i]`, 24 bytes) over three arrays of %s per rank, one thread per "
+      "rank, all ranks at once, timed like the gathers (median of %s); the figure is "
+      "the bytes of all ranks over that time. **vs copy** = 2 × the "
+      "gather's GB/s / copy's GB/s: a gather reads every delivered byte once and "
+      "writes it once, the traffic copy counts (the index reads, and the staging "
+      "copies of the distributed type's all-to-all, are not credited)."
+      % (fbytes(st0.get("array_bytes")), st0.get("reps")))
+    w("")
+
+    w("### STREAM, every rank at once\n")
+    rows = []
+    for r in runs:
+        s = r.get("stream") or {}
+        rows.append([r["world_size"], fgbs((s.get("copy") or {}).get("gbs")),
+                     fgbs((s.get("copy") or {}).get("best_gbs")),
+                     fgbs((s.get("triad") or {}).get("gbs")),
+                     fgbs((s.get("triad") or {}).get("best_gbs"))])
+    w(table(["ranks", "copy GB/s (median)", "copy (best)", "triad GB/s (median)",
+             "triad (best)"], rows))
+    w("")
+
+    widths = dist_widths(d)
+    types = [t for t in DIST_TYPES if any(dist_gather(r, t, wd, ds)
+                                          for r in runs for wd in widths
+                                          for ds in dist_dists(d))]
+    for dist in dist_dists(d):
+        if not any(dist_gather(r, "local", wd, dist) for r in runs for wd in widths):
+            continue
+        w("### Gather throughput, %s\n" % DIST_DISTS.get(dist, dist))
+        w("Median GB/s of rows delivered (and rows/s), all ranks together.\n")
+        rows = []
+        for r in runs:
+            for wd in widths:
+                cells = [r["world_size"], wd]
+                for t in types:
+                    g = dist_gather(r, t, wd, dist)
+                    cells.append("%s (%s/s)" % (fgbs(g["gbs"]), frows(g["rows_per_s"]))
+                                 if g else "–")
+                rows.append(cells)
+        w(table(["ranks", "floats per row"] + ["%s GB/s" % DIST_TYPE_TITLES[t]
+                                               for t in types], rows))
+        w("")
+        over_copy = any(dist_copy_gbs(r) and 2 * g["gbs"] > dist_copy_gbs(r)
+                        for r in runs for g in r.get("gather", []) if g["dist"] == dist)
+        solo = next((r for r in runs if r["world_size"] == 1), None)
+        solo_ratio = geomean([(dist_gather(solo, "distributed", wd, dist) or {}).get("gbs", 0) /
+                              (dist_gather(solo, "local", wd, dist) or {}).get("gbs", 1)
+                              for wd in widths]) if solo else None
+        w("Ratios of the medians: each memory type against the local array, and "
+          "every gather against STREAM copy at the same number of ranks.%s%s\n"
+          % ((" At 1 rank every row is local, so the distributed type's gap to the "
+              "local array there (%s, geometric mean) is the cost of its all-to-all "
+              "path alone (routing, staging copies, checked collectives), not of "
+              "moving rows between ranks." % fratio(solo_ratio)) if solo_ratio else "",
+             (" Above 100%% of copy, the gather beat the copy measured before it: "
+              "rows that stay in the caches (the hot rows of a power-law stream; %s "
+              "of last-level cache against a %s table) cost less than DRAM traffic, "
+              "and the load changed between the two measurements."
+              % (fbytes(m.get("llc_bytes")), fbytes((runs[0].get("gather") or [{}])[0]
+                                                    .get("table_bytes"))))
+             if over_copy else ""))
+        rows = []
+        for r in runs:
+            copy = dist_copy_gbs(r)
+            for wd in widths:
+                loc = dist_gather(r, "local", wd, dist)
+                cells = [r["world_size"], wd]
+                for t in types[1:]:
+                    g = dist_gather(r, t, wd, dist)
+                    cells.append(fratio(g["gbs"] / loc["gbs"]) if g and loc else "–")
+                for t in types:
+                    g = dist_gather(r, t, wd, dist)
+                    cells.append(fpct(2 * g["gbs"] / copy) if g and copy else "–")
+                rows.append(cells)
+        w(table(["ranks", "floats per row"] +
+                ["%s / local" % DIST_TYPE_TITLES[t] for t in types[1:]] +
+                ["%s vs copy" % DIST_TYPE_TITLES[t] for t in types], rows))
+        w("")
+    if "dist_gather.png" in made:
+        w("![gather throughput](%s)\n" % made["dist_gather.png"])
+
+    # The cache.
+    cruns = [r for r in runs if r.get("cache")]
+    if cruns:
+        c0 = cruns[0]["cache"][0]
+        w("### Embedding row cache\n")
+        w("An `Embedding` of %s × %d floats in the distributed memory type (SGD, no "
+          "training), read by `Embedding::gather` with %s rows per rank per step: "
+          "%d warm-up steps fill the cache, then %d timed steps, each after a "
+          "barrier and timed like the gathers. The cache holds the given fraction of the table's rows on each "
+          "rank and only rows the rank does not own. **Hit rate** = hits / lookups "
+          "of remote rows over the timed steps, all ranks together; **speed-up** = "
+          "the median step without a cache / with it, on the same index stream. At "
+          "1 rank every row is local: nothing is looked up.\n"
+          % (fcount(c0["rows"]), c0["width"], fcount(c0["batch_per_rank"]),
+             c0["warmup_steps"], c0["steps"]))
+        rows = []
+        for r in cruns:
+            for dist in dist_dists(d):
+                base = dist_cache(r, "none", 0, dist)
+                if not base:
+                    continue
+                rows.append([r["world_size"], DIST_DISTS.get(dist, dist), "none", "–",
+                             "–", ftime(base["median_s"]), fgbs(base["gbs"]), "1.0x"])
+                for c in r["cache"]:
+                    if c["dist"] != dist or c["policy"] == "none":
+                        continue
+                    sp = dist_cache_speedup(r, c["policy"], c["capacity_fraction"], dist)
+                    rows.append([r["world_size"], DIST_DISTS.get(dist, dist),
+                                 c["policy"].upper(),
+                                 "%s (%g%%)" % (fcount(c["capacity_rows"]),
+                                                100 * c["capacity_fraction"]),
+                                 fpct(c.get("hit_rate")) if c.get("lookups") else
+                                 "– (no remote rows)",
+                                 ftime(c["median_s"]), fgbs(c["gbs"]), fratio(sp)])
+        w(table(["ranks", "indices", "cache", "capacity per rank", "hit rate",
+                 "median step", "GB/s", "speed-up"], rows,
+                ["r", "l", "l", "r", "r", "r", "r", "r"]))
+        w("")
+        solo = [dist_cache_speedup(r, c["policy"], c["capacity_fraction"], c["dist"])
+                for r in cruns if r["world_size"] == 1
+                for c in r["cache"] if c["policy"] != "none"]
+        solo = [x for x in solo if x]
+        notes = []
+        if solo:
+            notes.append("At 1 rank the cache is never consulted (every row is local), "
+                         "so the spread of its \"speed-ups\" there, %s to %s, is what "
+                         "this measurement's noise alone produces on this machine."
+                         % (fratio(min(solo)), fratio(max(solo))))
+        slower = [c for r in cruns if r["world_size"] > 1 for c in r["cache"]
+                  if c["policy"] != "none" and (dist_cache_speedup(
+                      r, c["policy"], c["capacity_fraction"], c["dist"]) or 1) < 1]
+        if slower:
+            notes.append("Below 1, the cache's lookups and inserts cost more than the "
+                         "remote rows it saves, which on one node arrive by a "
+                         "shared-memory copy.")
+        if notes:
+            w(" ".join(notes) + "\n")
+        if "dist_cache.png" in made:
+            w("![cache speed-up](%s)\n" % made["dist_cache.png"])
+
+    # CPU against wall time.
+    w("### CPU time against wall time, per rank\n")
+    w("Each rank's process CPU time (`CLOCK_PROCESS_CPUTIME_ID`) over the wall time "
+      "of its timed calls, summed over every gather and cache measurement (STREAM "
+      "excluded); and over the whole process (`getrusage`: user + system time / "
+      "wall time from start to exit, including MPI's start-up, table set-up and "
+      "the untimed warm-ups). Below 100%: the rank waited without the CPU "
+      "(descheduled, or asleep between polls of a collective).\n")
+    rows = []
+    for r in runs:
+        shares = dist_rank_shares(r)
+        for rk in r.get("ranks", []):
+            i = rk["rank"]
+            cw, cc = shares[i] if i < len(shares) else (None, None)
+            rows.append([r["world_size"], i, ftime(cw) if cw else "–",
+                         ftime(cc) if cc is not None else "–",
+                         fpct(cc / cw) if cw else "–",
+                         "%.1f s" % rk["wall_s"],
+                         "%.1f s" % (rk["user_s"] + rk["system_s"]),
+                         fpct((rk["user_s"] + rk["system_s"]) / rk["wall_s"])
+                         if rk["wall_s"] else "–",
+                         fcount(int(rk["involuntary_switches"]))])
+    w(table(["ranks", "rank", "timed wall", "timed CPU", "CPU / wall",
+             "process wall", "process CPU", "CPU / wall", "involuntary switches"],
+            rows))
+    w("")
+    return "\n".join(L).rstrip() + "\n"
+
+
+def geomean(xs):
+    xs = [x for x in xs if x and x > 0]
+    if not xs:
+        return None
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def dist_summary(d):
+    """Markdown lines: per world size, each memory type against the local
+    array (geometric mean over widths, per index distribution), and the best
+    cache speed-up with its hit rate."""
+    out = []
+    widths = dist_widths(d)
+    for r in dist_runs(d):
+        parts = []
+        for t in DIST_TYPES[1:]:
+            per = []
+            for dist in dist_dists(d):
+                g = geomean([(dist_gather(r, t, wd, dist) or {}).get("gbs", 0) /
+                             (dist_gather(r, "local", wd, dist) or {}).get("gbs", 1)
+                             for wd in widths if dist_gather(r, t, wd, dist) and
+                             dist_gather(r, "local", wd, dist)])
+                if g:
+                    per.append("%s %s" % (fratio(g), dist.replace("powerlaw", "power-law")))
+            if per:
+                parts.append("%s %s" % (DIST_TYPE_TITLES[t], " / ".join(per)))
+        if not parts:
+            continue
+        line = ("%d rank%s: against the local array, %s." % (
+            r["world_size"], "" if r["world_size"] == 1 else "s", "; ".join(parts)))
+        best = None
+        for c in r.get("cache", []):
+            if c["policy"] == "none" or not c.get("lookups"):
+                continue
+            sp = dist_cache_speedup(r, c["policy"], c["capacity_fraction"], c["dist"])
+            if sp and (best is None or sp > best[0]):
+                best = (sp, c)
+        if best:
+            sp, c = best
+            line += (" Best cache: %s with %g%% of the rows, %s indices, hit rate %s, "
+                     "%s the speed of no cache." % (
+                         c["policy"].upper(), 100 * c["capacity_fraction"],
+                         c["dist"].replace("powerlaw", "power-law"),
+                         fpct(c.get("hit_rate")), fratio(sp)))
+        out.append(line)
+    return out
+
+
+def jsonnum(x):
+    if x is None:
+        return "?"
+    return ("%g" % x) if isinstance(x, float) else str(x)
+
+
+def dist_rank_shares(run):
+    """Per rank: (wall, CPU) seconds summed over the timed calls of every
+    gather and cache measurement."""
+    recs = run.get("gather", []) + run.get("cache", [])
+    n = run.get("world_size", 0)
+    out = []
+    for i in range(n):
+        wall = sum(g["rank_wall_s"][i] for g in recs if i < len(g.get("rank_wall_s", [])))
+        cpu = sum(g["rank_cpu_s"][i] for g in recs if i < len(g.get("rank_cpu_s", [])))
+        out.append((wall, cpu))
+    return out
+
+
+def dist_cpu_share(run):
+    """CPU time / wall time of the timed calls, all ranks together."""
+    shares = dist_rank_shares(run)
+    wall = sum(s[0] for s in shares)
+    return sum(s[1] for s in shares) / wall if wall else None
+
+
+def splice_dist(text, section):
+    """`text` (a whole benchmarks.md) with its distributed-memory section
+    replaced by `section`, or `section` inserted where write() puts it
+    (before "## GPU", else at the end)."""
+    lines = text.split("\n")
+    start = next((i for i, l in enumerate(lines) if l == DIST_HEADING), None)
+    sec = section.rstrip("\n").split("\n") + [""]
+    if start is not None:
+        end = next((i for i in range(start + 1, len(lines))
+                    if lines[i].startswith("## ")), len(lines))
+        body = lines[:start] + sec + lines[end:]
+    else:
+        at = next((i for i, l in enumerate(lines) if l == "## GPU"), None)
+        if at is None:
+            body = [l for l in lines] + ([""] if lines and lines[-1] else []) + sec
+        else:
+            body = lines[:at] + sec + lines[at:]
+    return "\n".join(body).rstrip("\n") + "\n"
+
+
+def update_dist(d, doc, assets):
+    """Writes the plots of `d` (the JSON of tools/bench --dist) and puts its
+    section into `doc`, leaving every other section as it is."""
+    doc = pathlib.Path(doc)
+    assets = pathlib.Path(assets)
+    assets.mkdir(parents=True, exist_ok=True)
+    section = dist_section(d, dist_plots(d, assets))
+    text = doc.read_text() if doc.exists() else "# Benchmarks\n"
+    doc.parent.mkdir(parents=True, exist_ok=True)
+    doc.write_text(splice_dist(text, section))
 
 
 if __name__ == "__main__":

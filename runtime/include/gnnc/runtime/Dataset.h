@@ -22,6 +22,7 @@
 #ifndef GNNC_RUNTIME_DATASET_H
 #define GNNC_RUNTIME_DATASET_H
 
+#include "gnnc/runtime/Npy.h"
 #include "gnnc/runtime/Status.h"
 
 #include <cstdint>
@@ -79,6 +80,46 @@ std::string defaultDataDir();
 /// does not start with '.'.
 Status findDataset(std::string_view name, Dataset &out,
                    const DatasetOptions &options = {});
+
+//===----------------------------------------------------------------------===//
+// Reading parts of a dataset
+//===----------------------------------------------------------------------===//
+
+/// The element type and shape of one array of a dataset. The arrays are
+/// "features" (float32 [N, F]), "labels" (int64 [N]) and "train_mask",
+/// "val_mask", "test_mask" (bool [N]), the members of Dataset.
+struct DatasetArrayInfo {
+  DType Dtype = DType::Float32;
+  std::vector<int64_t> Shape;
+};
+
+/// Finds the dtype and shape of array `array` of the bundle or .npy folder
+/// `path` from the bundle header or the .npy headers alone (nothing else is
+/// read). An unknown array name is an error listing the names.
+Status datasetArrayInfo(const std::string &path, const std::string &array,
+                        DatasetArrayInfo &out);
+
+/// Reads rows [rowBegin, rowBegin + rowCount) of array `array` (as
+/// datasetArrayInfo describes it) into `out`: rowCount * F floats for
+/// "features", rowCount int64 labels or rowCount bool bytes. Only what the
+/// slice needs is read:
+///
+///   * a bundle: its header is checked as loadDataset checks it (magic,
+///     version, flags, the exact file size, that the sections fit), but not
+///     its checksum, which covers the whole file; the feature section is
+///     decoded from its start up to the end of the slice, with every check
+///     of loadDataset (column counts and ranges), as are the slice's labels
+///     (below C) and mask bits (and a mask's padding bits when the slice
+///     holds the last node). Edges are not read.
+///   * a folder: the .npy headers are validated as readNpyRows does, x.npy
+///     (float32 or float64, converted as readNpyAsFloat32 converts) sets N,
+///     the other arrays must have N rows; the slice's features must be
+///     finite (unless options.AllowNonFinite) and its labels non-negative.
+///
+/// `out` may be partly written on error.
+Status readDatasetRows(const std::string &path, const std::string &array,
+                       int64_t rowBegin, int64_t rowCount, void *out,
+                       const DatasetOptions &options = {});
 
 } // namespace gnnc::rt
 

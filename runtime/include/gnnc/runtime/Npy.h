@@ -137,6 +137,25 @@ Status readNpyAsFloat64(const std::string &path, NpyArray &out,
 /// then renamed over `path`, so a failed write leaves no partial file.
 Status writeNpy(const std::string &path, const NpyArray &array);
 
+/// Reads rows [rowBegin, rowBegin + rowCount) of a .npy file (a row is one
+/// index of the first dimension) into `out`, which receives rowCount times
+/// the product of the other dimensions elements, in C order. The header is
+/// validated as readNpyHeader does (including the file size) and the dtype
+/// and shape are checked as readNpyExpect checks them; then only the slice
+/// is read. A slice outside the array is an error; so is a Fortran-order
+/// array of more than two dimensions (a 2-D one is read column by column).
+/// Bool elements of the slice must be 0 or 1. `shape`, when given, receives
+/// the file's shape. `out` may be partly written on error.
+Status readNpyRows(const std::string &path, DType dtype,
+                   const std::vector<int64_t> &expectedShape, int64_t rowBegin,
+                   int64_t rowCount, void *out,
+                   std::vector<int64_t> *shape = nullptr);
+
+/// The preamble and header that writeNpy writes for an array of `dtype` and
+/// `shape` (format 1.0, C order, padded to 64 bytes); the data starts right
+/// after it.
+std::string npyHeader(DType dtype, const std::vector<int64_t> &shape);
+
 } // namespace gnnc::rt
 
 #endif // GNNC_RUNTIME_NPY_H
