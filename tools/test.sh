@@ -130,7 +130,7 @@ echo "fuzz: --define values and the runtime's readers ${GNNC_MORE_FUZZ_SECONDS:-
 echo "bench: the smoke run completed (${bench_json})"
 echo "package: installed, out-of-tree gnnc-train built and trained: ${package_summary}"
 echo "package: out-of-tree train-gcn built and trained: ${example_summary}"
-echo "distributed memory (build/): $(grep -cE 'Test +#[0-9]+: dist[.-].* Passed' build/ctest.log) dist tests passed, $(grep -cE 'Test +#[0-9]+: dist[.-].*Skipped' build/ctest.log) skipped (no GPU, or no root for dist.two-hosts)"
+echo "distributed memory (build/): $(grep -cE 'Test +#[0-9]+: dist[.-].* Passed' build/ctest.log) dist tests passed, $(grep -cE 'Test +#[0-9]+: dist[.-].*Skipped' build/ctest.log) skipped (the CUDA ones without a GPU, dist.two-hosts unless root, the no-MPI check with MPI)"
 grep -E 'Test +#[0-9]+: dist\.(mpi-4|two-hosts) ' build/ctest.log | sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: /  /; s/ \.{2,}/:/' || true
 echo "Release build (build/):"
 ctest_summary build
