@@ -141,6 +141,12 @@ const char *gnnc::dist::reduceOpName(ReduceOp op) {
   return "unknown";
 }
 
+Status gnnc::dist::createMpiWorld(std::unique_ptr<Communicator> &out) {
+  CommOptions options;
+  GNNC_TRY(CommOptions::fromEnvironment(options));
+  return createMpiWorld(out, options);
+}
+
 Status CommOptions::fromEnvironment(CommOptions &out) {
   CommOptions options;
   if (const char *text = std::getenv("GNNC_DIST_TIMEOUT")) {

@@ -312,6 +312,17 @@ TEST(CommOptionsTest, InvalidCheckIsAnErrorNamingIt) {
             "GNNC_DIST_CHECK: invalid value 'yes' (expected 0 or 1)");
 }
 
+TEST(CommOptionsTest, MpiWorldWithoutOptionsReadsTheEnvironment) {
+  // An invalid value fails before MPI is initialised, with or without MPI.
+  ScopedEnv timeout("GNNC_DIST_TIMEOUT", "soon");
+  std::unique_ptr<Communicator> world;
+  Status status = createMpiWorld(world);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(), "GNNC_DIST_TIMEOUT: invalid value 'soon' "
+                              "(expected a positive number of seconds)");
+  EXPECT_EQ(world, nullptr);
+}
+
 //===----------------------------------------------------------------------===//
 // Faults: every rank gets a clear error, in a stated time
 //===----------------------------------------------------------------------===//

@@ -196,7 +196,8 @@ private:
 /// tests: collectives rendezvous in shared memory. When a rank's body
 /// returns (or its communicator is destroyed) while others still call
 /// collectives, they fail at once with "rank r has left the communicator".
-/// Returns the first non-OK status of a body, by rank.
+/// Returns the first non-OK status of a body, by rank. `options` are taken
+/// as given (the environment is not read).
 Status runThreads(int size, const std::function<Status(Communicator &)> &body,
                   const CommOptions &options = {});
 
@@ -206,7 +207,11 @@ bool haveMpi();
 /// and returns a communicator over MPI_COMM_WORLD. Without MPI support, an
 /// error. When gnnc_dist initialised MPI, it finalises it at exit.
 Status createMpiWorld(std::unique_ptr<Communicator> &out,
-                      const CommOptions &options = {});
+                      const CommOptions &options);
+/// As above with CommOptions::fromEnvironment(): the defaults, with
+/// GNNC_DIST_TIMEOUT and GNNC_DIST_CHECK applied (an invalid value is an
+/// error).
+Status createMpiWorld(std::unique_ptr<Communicator> &out);
 
 /// Whether gnnc_dist_cuda was built with NCCL. Defined in gnnc_dist_cuda.
 bool haveNccl();
