@@ -28,6 +28,12 @@ std::string commRankList(const std::vector<int> &ranks);
 /// The host name of this process ("localhost" if it has none).
 std::string commHostName();
 
+/// Makes a per-rank outcome collective: every rank learns whether any rank
+/// failed. Returns success when all succeeded; this rank's own error when
+/// it failed; otherwise the error of the lowest failing rank r, with
+/// " (on rank r)" appended. A failing collective is returned as it is.
+Status agreeStatus(Communicator &comm, const Status &local);
+
 } // namespace gnnc::dist::detail
 
 #endif // GNNC_DIST_LIB_COMMINTERNAL_H

@@ -8,6 +8,7 @@
 
 #include "gnnc/dist/DistTensor.h"
 
+#include "CommInternal.h"
 #include "SharedMemory.h"
 
 #include "gnnc/runtime/Dataset.h"

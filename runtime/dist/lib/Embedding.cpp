@@ -361,10 +361,9 @@ Status Embedding::gather(const int64_t *indices, size_t n, float *out) {
     }
   }
 
-  std::vector<float> fetched(std::max<size_t>(fetch.size(), 1) * rowFloats);
-  int64_t none = 0;
-  GNNC_TRY(Table->gather(fetch.empty() ? &none : fetch.data(), fetch.size(),
-                         fetched.data()));
+  // Every index was checked on every rank above.
+  std::vector<float> fetched(fetch.size() * rowFloats);
+  GNNC_TRY(Table->gatherChecked(fetch.data(), fetch.size(), fetched.data()));
   for (auto [position, slot] : fills)
     std::memcpy(out + position * rowFloats, fetched.data() + slot * rowFloats,
                 rowFloats * sizeof(float));

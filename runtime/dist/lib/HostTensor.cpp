@@ -17,6 +17,7 @@
 
 #include "gnnc/dist/DistTensor.h"
 
+#include "CommInternal.h"
 #include "SharedMemory.h"
 
 #include <fmt/format.h>
@@ -127,6 +128,10 @@ public:
 
   Status gather(const int64_t *indices, size_t n, void *out) override {
     GNNC_TRY(checkIndices("gather", indices, n, out));
+    return gatherChecked(indices, n, out);
+  }
+
+  Status gatherChecked(const int64_t *indices, size_t n, void *out) override {
     auto *dst = static_cast<unsigned char *>(out);
     size_t bytes = rowBytes();
     for (size_t i = 0; i < n; ++i)
@@ -270,6 +275,10 @@ public:
 
   Status gather(const int64_t *indices, size_t n, void *out) override {
     GNNC_TRY(checkIndices("gather", indices, n, out));
+    return gatherChecked(indices, n, out);
+  }
+
+  Status gatherChecked(const int64_t *indices, size_t n, void *out) override {
     try {
       return gatherRows(indices, n, out);
     } catch (const std::bad_alloc &) {

@@ -216,28 +216,3 @@ void gnnc::dist::detail::segmentCreated(const std::string &name) {
   if (hookSlot())
     hookSlot()(name);
 }
-
-Status gnnc::dist::detail::agreeStatus(Communicator &comm,
-                                       const Status &local) {
-  int64_t mine = local.ok() ? -1 : static_cast<int64_t>(local.message().size());
-  std::vector<int64_t> lengths(static_cast<size_t>(comm.size()));
-  GNNC_TRY(comm.allGather(&mine, lengths.data(), 1, DType::Int64));
-  int culprit = -1;
-  for (int r = 0; r < comm.size() && culprit < 0; ++r)
-    if (lengths[static_cast<size_t>(r)] >= 0)
-      culprit = r;
-  if (culprit < 0)
-    return Status::success();
-  // The lowest failing rank sends its message to every rank (packed into
-  // int64 words).
-  size_t length = static_cast<size_t>(lengths[static_cast<size_t>(culprit)]);
-  std::vector<int64_t> words((length + 7) / 8, 0);
-  if (comm.rank() == culprit && length > 0)
-    std::memcpy(words.data(), local.message().data(), length);
-  if (!words.empty())
-    GNNC_TRY(comm.broadcast(words.data(), words.size(), DType::Int64, culprit));
-  if (!local.ok())
-    return local;
-  std::string message(reinterpret_cast<const char *>(words.data()), length);
-  return Status::error(fmt::format("{} (on rank {})", message, culprit));
-}

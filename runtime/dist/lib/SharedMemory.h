@@ -66,12 +66,6 @@ void setSegmentCreatedHook(std::function<void(const std::string &name)> hook);
 /// Calls the hook, if any.
 void segmentCreated(const std::string &name);
 
-/// Makes a per-rank outcome collective: every rank learns whether any rank
-/// failed. Returns success when all succeeded; this rank's own error when
-/// it failed; otherwise the error of the lowest failing rank r, with
-/// " (on rank r)" appended. A failing collective is returned as it is.
-Status agreeStatus(Communicator &comm, const Status &local);
-
 } // namespace gnnc::dist::detail
 
 #endif // GNNC_DIST_LIB_SHAREDMEMORY_H

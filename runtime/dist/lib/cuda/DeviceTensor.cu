@@ -35,7 +35,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../SharedMemory.h"
+#include "../CommInternal.h"
 #include "CudaUtil.h"
 #include "gnnc/dist/DistTensor.h"
 

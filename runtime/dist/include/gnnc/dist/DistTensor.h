@@ -146,6 +146,14 @@ protected:
   DistTensor(Communicator &comm, int dims, int64_t cols, DType dtype,
              RowPartition partition, TensorOptions options);
 
+  /// gather() without its index check, which makes every rank agree on
+  /// the indices (a collective of its own): for a caller that has already
+  /// checked every index on every rank (Embedding). Still collective.
+  virtual Status gatherChecked(const int64_t *indices, size_t n, void *out) {
+    return gather(indices, n, out);
+  }
+  friend class Embedding;
+
   /// Copies this rank's rows from / to host memory (count rows starting at
   /// local row `first`); device tensors copy across.
   virtual Status writeLocalRows(int64_t first, int64_t count,
