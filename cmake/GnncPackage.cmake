@@ -34,6 +34,7 @@ add_library(gnnc::abi ALIAS gnnc_abi)
 add_library(gnnc::runtime ALIAS gnnc_runtime)
 add_library(gnnc::ops ALIAS gnnc_ops)
 add_library(gnnc::dist ALIAS gnnc_dist)
+add_library(gnnc::sample ALIAS gnnc_sample)
 include("${CMAKE_CURRENT_LIST_DIR}/gnncModel.cmake")
 
 #===- The CUDA runtime (the CUDA backend) --------------------------------===#
@@ -79,6 +80,7 @@ set_target_properties(gnnc_runtime PROPERTIES EXPORT_NAME runtime)
 set_target_properties(gnnc_ops PROPERTIES EXPORT_NAME ops)
 set_target_properties(gnnc_openmp PROPERTIES EXPORT_NAME openmp)
 set_target_properties(gnnc_dist PROPERTIES EXPORT_NAME dist)
+set_target_properties(gnnc_sample PROPERTIES EXPORT_NAME sample)
 
 # The installed tools find libLLVM and libMLIR where they were linked
 # against them (e.g. /usr/lib/llvm-19/lib).
@@ -91,6 +93,7 @@ endforeach()
 install(TARGETS gnnc EXPORT gnncTargets
         RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 install(TARGETS gnnc_abi gnnc_runtime gnnc_ops gnnc_openmp gnnc_dist
+                gnnc_sample
         EXPORT gnncTargets
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
         INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
@@ -98,6 +101,9 @@ install(DIRECTORY "${PROJECT_SOURCE_DIR}/runtime/include/gnnc"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
         FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/runtime/dist/include/gnnc"
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
+        FILES_MATCHING PATTERN "*.h")
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/runtime/sample/include/gnnc"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
         FILES_MATCHING PATTERN "*.h")
 install(FILES "${PROJECT_SOURCE_DIR}/runtime/data/cora.gnnd"
