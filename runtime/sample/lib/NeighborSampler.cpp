@@ -25,6 +25,10 @@ namespace gnnc::sample {
 
 using namespace detail;
 
+/// How far ahead the loops load what they will need: a destination's
+/// offsets, its row, a relabelling slot.
+static constexpr int64_t kPtrAhead = 16, kRowAhead = 8, kSlotAhead = 12;
+
 //===----------------------------------------------------------------------===//
 // GraphView, Block, MiniBatch
 //===----------------------------------------------------------------------===//
@@ -110,6 +114,12 @@ public:
         s.Stamp = 0;
       Current = 1;
     }
+  }
+
+  /// Starts loading the slot where `key` would be looked up first.
+  void prefetch(int64_t key) const {
+    __builtin_prefetch(&Slots[rt::fmix64(static_cast<uint64_t>(key)) & Mask],
+                       1);
   }
 
   /// The local id of `key`, inserting `next` when it is new (then
@@ -225,7 +235,8 @@ struct HopContext {
 
   void emit(int64_t pos) {
     B.Src.push_back(G.InSrc[pos]);
-    B.EdgeId.push_back(G.InEdge ? G.InEdge[pos] : pos);
+    if (O.KeepEdgeIds)
+      B.EdgeId.push_back(G.InEdge ? G.InEdge[pos] : pos);
   }
 
   void sampleRow(int64_t v) {
@@ -389,29 +400,54 @@ Status NeighborSampler::sample(const std::vector<int64_t> &seeds,
     b.Ptr.reserve(b.NumDst + 1);
     b.Src.clear();
     b.EdgeId.clear();
+    if (int64_t f = Options.Fanouts[h]; f > 0) {
+      // At most f edges per destination (exactly f with replacement).
+      b.Src.reserve(b.NumDst * f);
+      if (Options.KeepEdgeIds)
+        b.EdgeId.reserve(b.NumDst * f);
+    }
     HopContext ctx{Graph,
                    Options,
                    Options.Fanouts[h],
                    mixKey(runKey, static_cast<uint64_t>(h)),
                    s,
                    b};
-    // Pass 1: draw the edges, sources as original ids.
+    // Pass 1: draw the edges, sources as original ids. The offsets of the
+    // destinations a little ahead, and their rows, are loaded early: the
+    // rows are scattered over the graph.
+    const int64_t *d = b.DstIds.data();
     for (int64_t j = 0; j < b.NumDst; ++j) {
-      ctx.sampleRow(b.DstIds[j]);
+      if (j + kPtrAhead < b.NumDst)
+        __builtin_prefetch(Graph.InPtr + d[j + kPtrAhead]);
+      if (j + kRowAhead < b.NumDst) {
+        int64_t row = Graph.InPtr[d[j + kRowAhead]];
+        __builtin_prefetch(Graph.InSrc + row);
+        if (Graph.InEdge && Options.KeepEdgeIds)
+          __builtin_prefetch(Graph.InEdge + row);
+      }
+      ctx.sampleRow(d[j]);
       b.Ptr.push_back(static_cast<int64_t>(b.Src.size()));
     }
-    // Pass 2: relabel, destinations first.
+    // Pass 2: relabel, destinations first, with the table's slots loaded a
+    // few keys ahead.
     s.Table.reset(b.NumDst + b.numEdges());
     b.SrcIds = b.DstIds;
     bool inserted;
-    for (int64_t j = 0; j < b.NumDst; ++j)
-      s.Table.findOrInsert(b.DstIds[j], j, inserted);
-    for (int64_t &u : b.Src) {
+    for (int64_t j = 0; j < b.NumDst; ++j) {
+      if (j + kSlotAhead < b.NumDst)
+        s.Table.prefetch(d[j + kSlotAhead]);
+      s.Table.findOrInsert(d[j], j, inserted);
+    }
+    int64_t *src = b.Src.data(), edges = b.numEdges();
+    for (int64_t e = 0; e < edges; ++e) {
+      if (e + kSlotAhead < edges)
+        s.Table.prefetch(src[e + kSlotAhead]);
+      int64_t u = src[e];
       int64_t next = static_cast<int64_t>(b.SrcIds.size());
       int64_t local = s.Table.findOrInsert(u, next, inserted);
       if (inserted)
         b.SrcIds.push_back(u);
-      u = local;
+      src[e] = local;
     }
     b.NumSrc = static_cast<int64_t>(b.SrcIds.size());
     dst = &b.SrcIds;

@@ -68,6 +68,7 @@ struct Block {
   int64_t NumSrc = 0, NumDst = 0;
   std::vector<int64_t> Ptr; ///< NumDst + 1 offsets
   std::vector<int64_t> Src; ///< local source of each edge
+  /// The edges' ids in the full graph (NeighborSamplerOptions::KeepEdgeIds).
   std::vector<int64_t> EdgeId;
   /// Original vertex ids: SrcIds has NumSrc entries, the first NumDst of
   /// which are DstIds.
@@ -122,6 +123,10 @@ struct NeighborSamplerOptions {
   bool Replace = false;
   /// Key of all draws (with epoch, step, hop and vertex).
   uint64_t Seed = 0;
+  /// Record each sampled edge's id in the full graph (Block::EdgeId), for
+  /// edge features. Off, EdgeId stays empty and a row's edge ids are not
+  /// read.
+  bool KeepEdgeIds = true;
 };
 
 /// Per-thread scratch of a sampler (a relabelling table and buffers). A
