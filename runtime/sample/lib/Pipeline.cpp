@@ -161,6 +161,35 @@ Status distFeatures(dist::DistTensor &tensor, const FeatureCacheOptions &cache,
   return Status::success();
 }
 
+Status distGraphView(dist::DistTensor &inPtr, dist::DistTensor &inSrc,
+                     GraphView &out) {
+  for (dist::DistTensor *t : {&inPtr, &inSrc}) {
+    std::string what = "sampling graph: " + t->name();
+    if (t->dtype() != rt::DType::Int64 || t->dims() != 1)
+      return Status::error(what + ": needs a 1-D int64 tensor");
+    if (t->location() != dist::MemoryLocation::Host || !t->globalData())
+      return Status::error(fmt::format(
+          "{}: needs the continuous memory type on the host, so that every "
+          "rank reads every row (it is {} on the {})",
+          what, dist::memoryTypeName(t->type()),
+          dist::memoryLocationName(t->location())));
+  }
+  if (inPtr.rows() < 1)
+    return Status::error("sampling graph: " + inPtr.name() +
+                         ": needs at least one offset");
+  GraphView v;
+  v.NumVertices = inPtr.rows() - 1;
+  v.InPtr = static_cast<const int64_t *>(inPtr.globalData());
+  v.InSrc = static_cast<const int64_t *>(inSrc.globalData());
+  if (v.InPtr[v.NumVertices] != inSrc.rows())
+    return Status::error(fmt::format(
+        "sampling graph: the last offset of {} is {}, but {} has {} rows",
+        inPtr.name(), v.InPtr[v.NumVertices], inSrc.name(), inSrc.rows()));
+  GNNC_TRY(v.check());
+  out = v;
+  return Status::success();
+}
+
 //===----------------------------------------------------------------------===//
 // Seed sources
 //===----------------------------------------------------------------------===//
@@ -235,7 +264,10 @@ struct Pipeline::Impl {
   SamplerScratch InlineScratch;
 
   PipelineReport Report;
+  /// Whether next() was called in this epoch; the wall time of earlier
+  /// epochs; when this epoch's first next() came; the last return.
   bool Started = false;
+  double EarlierWall = 0;
   Clock::time_point FirstCall, LastReturn;
 
   int64_t vertexLimit() const {
@@ -418,6 +450,11 @@ Status Pipeline::startEpoch(uint64_t epoch) {
   i.NextClaim = i.NextConsume = i.NextFetch = 0;
   i.Stopping = false;
   i.Running = true;
+  // What the consumer does between epochs (evaluation, say) is neither
+  // compute nor wall time of the pipeline.
+  if (i.Started)
+    i.EarlierWall = i.Report.WallSeconds;
+  i.Started = false;
   for (int w = 0; w < i.Options.Workers; ++w)
     i.Threads.emplace_back([&i] { i.worker(); });
   if (i.CollectiveFetch)
@@ -438,6 +475,7 @@ Status Pipeline::next(PreparedBatch &out, bool &done) {
   auto leave = [&](Status st) {
     i.LastReturn = Clock::now();
     i.Report.WallSeconds =
+        i.EarlierWall +
         std::chrono::duration<double>(i.LastReturn - i.FirstCall).count();
     return st;
   };
@@ -503,6 +541,7 @@ void Pipeline::resetReport() {
   std::lock_guard<std::mutex> lock(P->M);
   P->Report = PipelineReport();
   P->Started = false;
+  P->EarlierWall = 0;
 }
 
 } // namespace gnnc::sample

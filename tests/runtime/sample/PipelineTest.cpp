@@ -293,3 +293,54 @@ TEST(Pipeline, DistributedFeaturesMatchTheRows) {
                            << st.message();
     }
 }
+
+TEST(Pipeline, GraphInContinuousTensorsSamplesAsTheGraph) {
+  // The CSR in continuous tensors over 2 threads ranks: each rank's blocks
+  // equal those sampled from the rt::Graph itself.
+  Fixture f;
+  Status st = dist::runThreads(2, [&](dist::Communicator &comm) {
+    dist::TensorOptions to;
+    to.Type = dist::MemoryType::Continuous;
+    to.Name = "in_ptr";
+    std::unique_ptr<dist::DistTensor> ptr, src;
+    GNNC_TRY(dist::createTensor(comm, f.N + 1, 0, rt::DType::Int64, to, ptr));
+    to.Name = "in_src";
+    GNNC_TRY(dist::createTensor(comm, f.G.numEdges(), 0, rt::DType::Int64, to,
+                                src));
+    if (comm.rank() == 0) {
+      std::copy(f.G.inPtr().begin(), f.G.inPtr().end(),
+                static_cast<int64_t *>(ptr->globalData()));
+      std::copy(f.G.inSrc().begin(), f.G.inSrc().end(),
+                static_cast<int64_t *>(src->globalData()));
+    }
+    GNNC_TRY(comm.barrier());
+    GraphView view;
+    GNNC_TRY(distGraphView(*ptr, *src, view));
+    NeighborSampler s;
+    NeighborSamplerOptions so = f.Sampler.options();
+    so.KeepEdgeIds = false;
+    GNNC_TRY(NeighborSampler::create(view, so, s));
+    SamplerScratch scratch;
+    MiniBatch mine, ref;
+    std::vector<int64_t> seeds = {comm.rank(), 100 + comm.rank(), 1999};
+    GNNC_TRY(s.sample(seeds, 3, 4, scratch, mine));
+    GNNC_TRY(f.Sampler.sample(seeds, 3, 4, scratch, ref));
+    for (int h = 0; h < 2; ++h)
+      if (mine.Blocks[h].SrcIds != ref.Blocks[h].SrcIds ||
+          mine.Blocks[h].Src != ref.Blocks[h].Src)
+        return Status::error("different blocks");
+    // A distributed (not continuous) tensor is refused with a reason.
+    to.Type = dist::MemoryType::Distributed;
+    to.Name = "private";
+    std::unique_ptr<dist::DistTensor> priv;
+    GNNC_TRY(dist::createTensor(comm, f.N + 1, 0, rt::DType::Int64, to, priv));
+    Status refused = distGraphView(*priv, *src, view);
+    if (refused.message() !=
+        "sampling graph: private: needs the continuous memory type on the "
+        "host, so that every rank reads every row (it is distributed on the "
+        "host)")
+      return Status::error("unexpected: " + refused.message());
+    return Status::success();
+  });
+  EXPECT_TRUE(st.ok()) << st.message();
+}

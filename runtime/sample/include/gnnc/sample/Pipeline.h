@@ -70,6 +70,14 @@ struct FeatureCacheOptions {
 Status distFeatures(dist::DistTensor &tensor, const FeatureCacheOptions &cache,
                     std::unique_ptr<FeatureSource> &out);
 
+/// The sampling view of a graph held in two 1-D int64 distributed tensors
+/// of the continuous memory type, which every rank of a node maps whole:
+/// `inPtr` (V + 1 offsets) and `inSrc` (E sources), the graph's CSR by
+/// destination. Other memory types are an error: a rank of those maps only
+/// its own rows, and the sampler reads any vertex's row.
+Status distGraphView(dist::DistTensor &inPtr, dist::DistTensor &inSrc,
+                     GraphView &out);
+
 /// Where a pipeline's time went (seconds, summed over its threads where
 /// several run a stage at once) and what it produced.
 struct PipelineReport {
@@ -81,9 +89,11 @@ struct PipelineReport {
   double SampleSeconds = 0; ///< neighbour sampling (blocks)
   double FetchSeconds = 0;  ///< feature (and label) fetch
   double GraphSeconds = 0;  ///< building the rt::Graph of each block
-  double ComputeSeconds = 0; ///< the consumer's time between next() calls
-  double WaitSeconds = 0;    ///< the consumer waiting inside next()
-  double WallSeconds = 0;    ///< from the first next() to the last
+  /// The consumer's time between next() calls of one epoch.
+  double ComputeSeconds = 0;
+  double WaitSeconds = 0; ///< the consumer waiting inside next()
+  /// Per epoch from the first next() to the last, summed over epochs.
+  double WallSeconds = 0;
   int64_t CacheLookups = 0, CacheHits = 0;
 
   /// One line: batches/s, sampled edges/s and the split of the time.
