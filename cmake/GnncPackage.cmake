@@ -5,8 +5,9 @@
 #
 #   * makes gnnc_add_model() (cmake/gnncModel.cmake) usable in this tree,
 #     through the aliases gnnc::gnnc, gnnc::runtime and gnnc::ops;
-#   * installs the gnnc executable, the static libraries gnnc_runtime and
-#     gnnc_ops and the header-only gnnc_abi with their headers, the bundled datasets, and a CMake package
+#   * installs the gnnc executable, the static libraries gnnc_runtime,
+#     gnnc_loaders and gnnc_ops and the header-only gnnc_abi with their
+#     headers, the bundled datasets, and a CMake package
 #     (lib/cmake/gnnc: gnncConfig.cmake, gnncConfigVersion.cmake,
 #     gnncTargets.cmake, gnncModel.cmake), so that another project can say
 #
@@ -32,6 +33,7 @@ include(CMakePackageConfigHelpers)
 add_executable(gnnc::gnnc ALIAS gnnc)
 add_library(gnnc::abi ALIAS gnnc_abi)
 add_library(gnnc::runtime ALIAS gnnc_runtime)
+add_library(gnnc::loaders ALIAS gnnc_loaders)
 add_library(gnnc::ops ALIAS gnnc_ops)
 add_library(gnnc::dist ALIAS gnnc_dist)
 add_library(gnnc::sample ALIAS gnnc_sample)
@@ -77,6 +79,7 @@ set(GNNC_INSTALL_DATADIR "${CMAKE_INSTALL_DATADIR}/gnnc/data" CACHE STRING
 set_target_properties(gnnc PROPERTIES EXPORT_NAME gnnc)
 set_target_properties(gnnc_abi PROPERTIES EXPORT_NAME abi)
 set_target_properties(gnnc_runtime PROPERTIES EXPORT_NAME runtime)
+set_target_properties(gnnc_loaders PROPERTIES EXPORT_NAME loaders)
 set_target_properties(gnnc_ops PROPERTIES EXPORT_NAME ops)
 set_target_properties(gnnc_openmp PROPERTIES EXPORT_NAME openmp)
 set_target_properties(gnnc_dist PROPERTIES EXPORT_NAME dist)
@@ -92,8 +95,8 @@ endforeach()
 
 install(TARGETS gnnc EXPORT gnncTargets
         RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
-install(TARGETS gnnc_abi gnnc_runtime gnnc_ops gnnc_openmp gnnc_dist
-                gnnc_sample
+install(TARGETS gnnc_abi gnnc_runtime gnnc_loaders gnnc_ops gnnc_openmp
+                gnnc_dist gnnc_sample
         EXPORT gnncTargets
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
         INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
@@ -117,8 +120,9 @@ install(EXPORT gnncTargets
         DESTINATION "${GNNC_INSTALL_CMAKEDIR}")
 
 # What the config file must find again in the consuming project: {fmt}
-# (gnnc::runtime and gnnc::cuda link fmt::fmt) and the link dependencies of
-# gnnc::ops, as runtime/CMakeLists.txt found them here.
+# (gnnc::runtime and gnnc::cuda link fmt::fmt), zlib (gnnc::loaders links
+# ZLIB::ZLIB) and the link dependencies of gnnc::ops, as
+# runtime/CMakeLists.txt found them here.
 get_target_property(_gnnc_openmp_libs gnnc_openmp INTERFACE_LINK_LIBRARIES)
 if(_gnnc_openmp_libs AND "OpenMP::OpenMP_CXX" IN_LIST _gnnc_openmp_libs)
   set(GNNC_PACKAGE_NEEDS_OPENMP ON)

@@ -27,6 +27,7 @@ PACKAGES=(
   libfmt-dev
   libgtest-dev
   libopenblas-dev
+  zlib1g-dev
   libopenmpi-dev
   openmpi-bin
   iproute2

@@ -16,7 +16,7 @@
 #   5. clang-19 ASan+UBSan build with the fuzzer in build-asan/, unit + lit
 #      tests (+ fuzzer seed replay) on it
 #   6. 60 s of fuzzing the front end, then 25 s each of the --define,
-#      .npy, .gnnd and dataset-folder fuzzers (tools/fuzz)
+#      .npy, .gnnd, dataset-folder and text-loader fuzzers (tools/fuzz)
 #   7. the benchmark harness' smoke run (tools/bench --quick: builds the
 #      benchmark programs against build/, runs Cora and a small R-MAT against
 #      PyG and DGL, writes build/bench-quick/; no timing thresholds: it must
@@ -114,10 +114,10 @@ grep -E '^(#[0-9]+[[:space:]]+DONE|Done [0-9]+ runs)|stat::number_of_executed_un
 echo "fuzz: OK, corpus now has $(find "$corpus" -type f | wc -l) inputs"
 
 # --define values through the lowering, and the runtime's readers (.npy
-# files, .gnnd bundles, .npy dataset folders), briefly; tools/fuzz runs them
-# longer.
+# files, .gnnd bundles, .npy dataset folders, SNAP / Matrix Market / OGB
+# files), briefly; tools/fuzz runs them longer.
 tools/fuzz --seconds "${GNNC_MORE_FUZZ_SECONDS:-15}" gnnc-define-fuzzer \
-  gnnc-npy-fuzzer gnnc-gnnd-fuzzer gnnc-dataset-dir-fuzzer
+  gnnc-npy-fuzzer gnnc-gnnd-fuzzer gnnc-dataset-dir-fuzzer gnnc-loaders-fuzzer
 
 section "7/7 Benchmark harness smoke run (tools/bench --quick)"
 bash tools/bench --quick

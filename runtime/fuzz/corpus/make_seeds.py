@@ -8,8 +8,11 @@ without NumPy:
                 and a .gnnd bundle (docs/runtime.md)
   dataset-dir/  one flag byte and the six files of a dataset folder,
                 separated by "@@npy@@" (DatasetDirFuzzer.cpp)
+  loaders/      one flag byte and a SNAP edge list, a Matrix Market file or
+                the eight CSV files of an OGB dataset separated by "@@csv@@"
+                (LoadersFuzzer.cpp)
 
-  python3 runtime/fuzz/corpus/make_seeds.py     # rewrites the three folders
+  python3 runtime/fuzz/corpus/make_seeds.py     # rewrites the four folders
 """
 
 import os
@@ -129,6 +132,33 @@ def main():
     x64 = [xf[v * 6 + j] for j in range(6) for v in range(10)]
     files[0] = npy("<f8", [10, 6], x64, fortran=True)
     write("dataset-dir", "nan_f64_fortran", b"\x01" + sep.join(files))
+
+    # The text loaders: flag bits 0-1 pick the format, bit 2 compresses,
+    # bit 4 and bit 5 set options, bit 6 damages the cache.
+    snap = b"# Directed graph\n# FromNodeId\tToNodeId\n0\t1\n1 2\n\n4\t0\r\n"
+    write("loaders", "snap", b"\x00" + snap)
+    write("loaders", "snap_gzip_damage", b"\x44" + snap)
+    write("loaders", "snap_relabel_reverse",
+          b"\x30" + b"1000000007 5\n5 42\n42 1000000007\n5 5\n")
+    mm = (b"%%MatrixMarket matrix coordinate real symmetric\n% comment\n"
+          b"3 3 4\n1 1 0.5\n2 1 -2e0\n3 2 1.25e-1\n3 3 nan\n")
+    write("loaders", "mm_real_symmetric", b"\x11" + mm)
+    write("loaders", "mm_pattern_general",
+          b"\x41" + b"%%MatrixMarket matrix coordinate pattern general\n"
+          b"2 3 3\n1 3\n2 1\n2 2\n")
+    write("loaders", "mm_integer",
+          b"\x05" + b"%%MatrixMarket matrix coordinate integer general\n"
+          b"2 2 2\n1 2 7\n2 1 -3\n")
+    ogb = b"@@csv@@".join([b"4\n", b"3\n", b"0,1\n1,2\n3,0\n",
+                           b"2\n0\n1\n2\n",
+                           b"0.5,-1\n1e-3,2\n3,4.25\n-0.0,7\n",
+                           b"0\n1\n", b"2\n", b"3\n"])
+    write("loaders", "ogb", b"\x02" + ogb)
+    write("loaders", "ogb_gzip_inverse_damage", b"\x56" + ogb)
+    write("loaders", "ogb_unlabeled",
+          b"\x22" + b"@@csv@@".join([b"3\n", b"1\n", b"0,2\n",
+                                      b"1\n\nnan\n", b"1,nan\n2,3\n4,5\n",
+                                      b"0\n", b"", b""]))
 
 
 if __name__ == "__main__":
