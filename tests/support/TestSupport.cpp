@@ -147,10 +147,10 @@ Edges reversed(const Edges &edges) {
   return out;
 }
 
-interp::GraphValue TestGraph::value() const {
+interp::GraphValue TestGraph::value(size_t k) const {
   interp::GraphValue v;
   v.kind = kind;
-  v.graph = graph;
+  v.graph = k < blocks.size() ? blocks[k] : graph;
   v.graphOf = graphOf;
   v.numGraphs = numGraphs;
   v.relations = relations;
@@ -241,10 +241,10 @@ std::vector<TestGraph> GraphSuite::batchedGraphs() const {
   return out;
 }
 
-std::vector<TestGraph> GraphSuite::blockGraphs() const {
-  std::vector<TestGraph> out;
-  std::mt19937_64 rng(blockSeed);
-  const int64_t numSrc = block.numSrc, numDst = block.numDst;
+/// The edges of a BlockSpec block of `numSrc` sources and `numDst`
+/// destinations.
+static Edges drawBlock(const BlockSpec &block, int64_t numSrc, int64_t numDst,
+                       std::mt19937_64 &rng) {
   Edges edges;
   for (int64_t v = 0; v < numDst; ++v) {
     if (v % 4 == 3)
@@ -262,6 +262,14 @@ std::vector<TestGraph> GraphSuite::blockGraphs() const {
   if (block.extraMultiEdge)
     edges.push_back(edges.front());
   std::shuffle(edges.begin(), edges.end(), rng);
+  return edges;
+}
+
+std::vector<TestGraph> GraphSuite::blockGraphs() const {
+  std::vector<TestGraph> out;
+  std::mt19937_64 rng(blockSeed);
+  const int64_t numSrc = block.numSrc, numDst = block.numDst;
+  Edges edges = drawBlock(block, numSrc, numDst, rng);
   out.push_back(
       named("block" + std::to_string(numSrc) + "x" + std::to_string(numDst),
             GK::block, makeGraph(edges, numSrc, numDst)));
@@ -290,6 +298,29 @@ std::vector<TestGraph> GraphSuite::heteroGraphs() const {
     out.push_back(t);
   }
   return out;
+}
+
+std::vector<TestGraph> GraphSuite::chainedBlocks(size_t n) const {
+  std::mt19937_64 rng(blockSeed);
+  TestGraph t = named("chain", GK::block);
+  int64_t numSrc = block.numSrc, numDst = block.numDst;
+  for (size_t k = 0; k < n; ++k) {
+    t.blocks.push_back(
+        makeGraph(drawBlock(block, numSrc, numDst, rng), numSrc, numDst));
+    t.name += "_" + std::to_string(numSrc) + "x" + std::to_string(numDst);
+    numSrc = numDst;
+    numDst = std::max<int64_t>(1, numDst / 2);
+  }
+  t.graph = t.blocks.front();
+  return {t};
+}
+
+std::vector<TestGraph> GraphSuite::forEntry(mlir::ModuleOp module,
+                                            const std::string &entry) const {
+  size_t n = graphCountOf(module, entry);
+  if (n > 1)
+    return chainedBlocks(n);
+  return ofKind(graphKindOf(module, entry));
 }
 
 std::vector<TestGraph> GraphSuite::ofKind(std::optional<GK> kind) const {
@@ -427,6 +458,13 @@ std::optional<GK> graphKindOf(mlir::ModuleOp module, const std::string &entry) {
   return std::nullopt;
 }
 
+size_t graphCountOf(mlir::ModuleOp module, const std::string &entry) {
+  auto func = module.lookupSymbol<mlir::func::FuncOp>(entry);
+  return llvm::count_if(func.getArgumentTypes(), [](mlir::Type t) {
+    return mlir::isa<gnn::GraphType>(t);
+  });
+}
+
 //===----------------------------------------------------------------------===//
 // Arguments and running
 //===----------------------------------------------------------------------===//
@@ -457,10 +495,11 @@ Tensor randomTensor(std::vector<int64_t> shape, std::mt19937_64 &rng,
                                     uint64_t seed, Args &args) {
   std::mt19937_64 rng(seed);
   args.clear();
+  size_t graphs = 0;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     mlir::Type type = func.getArgument(i).getType();
     if (mlir::isa<gnn::GraphType>(type)) {
-      args.push_back(graph.value());
+      args.push_back(graph.value(graphs++));
       continue;
     }
     std::string name = argName(func, i);
@@ -522,6 +561,9 @@ std::vector<ExampleCase> exampleCases(ExampleSizes sizes) {
   block.dynamic["x_src"] = Count::Src;
   ArgSpec gin;
   gin.dynamic["w"] = Count::Edges;
+  // One block's sources, or the first block's of a chain.
+  ArgSpec blockX;
+  blockX.dynamic["x"] = Count::Src;
   struct Row {
     const char *file, *entry;
     ArgSpec spec;
@@ -546,6 +588,12 @@ std::vector<ExampleCase> exampleCases(ExampleSizes sizes) {
        {{"in_dim", 5}, {"out_dim", 3}, {"heads", 2}, {"attn_drop", 0.5}},
        {{"in_dim", 4}, {"out_dim", 3}, {"heads", 2}, {"attn_drop", 0.5}}},
       {"gat.gnn", "GAT", plain, true,
+       {{"in_dim", 5}, {"hidden", 3}, {"heads", 2}, {"classes", 4}},
+       {{"in_dim", 4}, {"hidden", 2}, {"heads", 2}, {"classes", 3}}},
+      {"gat2_block.gnn", "GATBlockConv", blockX, true,
+       {{"in_dim", 5}, {"out_dim", 3}, {"heads", 2}, {"attn_drop", 0.5}},
+       {{"in_dim", 4}, {"out_dim", 3}, {"heads", 2}, {"attn_drop", 0.5}}},
+      {"gat2_block.gnn", "GAT2Block", blockX, true,
        {{"in_dim", 5}, {"hidden", 3}, {"heads", 2}, {"classes", 4}},
        {{"in_dim", 4}, {"hidden", 2}, {"heads", 2}, {"classes", 3}}},
       {"gat_msgl.gnn", "GATConv", plain, true,
@@ -591,6 +639,12 @@ std::vector<ExampleCase> exampleCases(ExampleSizes sizes) {
        {{"in_dim", 5}, {"out_dim", 4}},
        {{"in_dim", 4}, {"out_dim", 3}}},
       {"rgcn.gnn", "RGCN", plain, false,
+       {{"in_dim", 5}, {"hidden", 4}, {"classes", 3}},
+       {{"in_dim", 4}, {"hidden", 3}, {"classes", 2}}},
+      {"sage2_block.gnn", "SAGEBlockConv", blockX, false,
+       {{"in_dim", 5}, {"out_dim", 4}},
+       {{"in_dim", 4}, {"out_dim", 3}}},
+      {"sage2_block.gnn", "GraphSAGE2Block", blockX, true,
        {{"in_dim", 5}, {"hidden", 4}, {"classes", 3}},
        {{"in_dim", 4}, {"hidden", 3}, {"classes", 2}}},
       {"sage_block.gnn", "SAGEBlockConv", block, false,
@@ -648,7 +702,7 @@ void expectEveryDefinitionCovered(const std::vector<ExampleCase> &cases) {
       EXPECT_TRUE(covered.count({file, def->name.name}))
           << file << ": " << def->name.name << " is not tested";
   }
-  EXPECT_EQ(files, 12);
+  EXPECT_EQ(files, 14);
 }
 
 const char *const kExtraLayers = R"(

@@ -109,10 +109,21 @@ struct TestGraph {
   std::map<std::string, GraphPtr> relations; // hetero
   /// Vertex count for graph-less functions.
   int64_t numVertices = 0;
+  /// Blocks that chain (each one's destinations are the next one's
+  /// sources), one per graph argument of a function that takes several
+  /// (`forward(g1: Block[N0, N1], g2: Block[N1, N2], ...)`); `graph` is
+  /// the first. Sources count those of the first, destinations those of
+  /// the last.
+  std::vector<GraphPtr> blocks;
 
-  interp::GraphValue value() const;
+  /// The value of graph argument `k` (of the k-th block of a chain).
+  interp::GraphValue value(size_t k = 0) const;
   int64_t numSrc() const { return graph ? graph->numSrc() : numVertices; }
-  int64_t numDst() const { return graph ? graph->numDst() : numVertices; }
+  int64_t numDst() const {
+    if (!blocks.empty())
+      return blocks.back()->numDst();
+    return graph ? graph->numDst() : numVertices;
+  }
   int64_t numEdges() const { return graph ? graph->numEdges() : 0; }
 };
 
@@ -198,9 +209,17 @@ struct GraphSuite {
   std::vector<TestGraph> batchedGraphs() const;
   std::vector<TestGraph> blockGraphs() const;
   std::vector<TestGraph> heteroGraphs() const;
+  /// chainedBlocks(n): `n` blocks that chain, the first drawn as
+  /// blockGraphs()'s, each next one with the previous one's destinations as
+  /// sources and about half as many destinations.
+  std::vector<TestGraph> chainedBlocks(size_t n) const;
   /// The graphs of `kind`; without a kind (a graph-less function), one
   /// placeholder with noGraphVertices vertices.
   std::vector<TestGraph> ofKind(std::optional<GK> kind) const;
+  /// The graphs @entry runs on: ofKind(its graph kind), or chained blocks
+  /// when it takes several graphs.
+  std::vector<TestGraph> forEntry(mlir::ModuleOp module,
+                                  const std::string &entry) const;
 };
 
 //===----------------------------------------------------------------------===//
@@ -241,6 +260,8 @@ int64_t countOps(mlir::Operation *root, llvm::StringRef name);
 
 /// The kind of @entry's graph argument, if it has one.
 std::optional<GK> graphKindOf(mlir::ModuleOp module, const std::string &entry);
+/// How many graph arguments @entry takes.
+size_t graphCountOf(mlir::ModuleOp module, const std::string &entry);
 
 //===----------------------------------------------------------------------===//
 // Arguments and running
@@ -267,8 +288,8 @@ std::string argName(mlir::func::FuncOp func, unsigned i);
 Tensor randomTensor(std::vector<int64_t> shape, std::mt19937_64 &rng,
                     bool positive = false, double factor = 1.0);
 
-/// `graph` for graph arguments and random tensors, sized after `graph`,
-/// for the others.
+/// `graph` for graph arguments (the k-th block of a chain for the k-th
+/// graph argument) and random tensors, sized after `graph`, for the others.
 ::testing::AssertionResult makeArgs(mlir::func::FuncOp func,
                                     const TestGraph &graph, const ArgSpec &spec,
                                     uint64_t seed, Args &args);

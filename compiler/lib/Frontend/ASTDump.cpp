@@ -62,8 +62,15 @@ std::string ASTPrinter::typeExpr(const TypeExpr &type) const {
   switch (type.kind) {
   case TypeExpr::Kind::Graph:
     return "Graph";
-  case TypeExpr::Kind::Block:
-    return "Block";
+  case TypeExpr::Kind::Block: {
+    std::string out = "Block";
+    for (size_t i = 0; i < type.dims.size(); ++i) {
+      auto *name = llvm::dyn_cast<NameExpr>(type.dims[i].get());
+      out += i ? ", " : "[";
+      out += name ? name->name : "?";
+    }
+    return type.dims.empty() ? out : out + "]";
+  }
   case TypeExpr::Kind::BatchedGraph:
     return "BatchedGraph";
   case TypeExpr::Kind::HeteroGraph:

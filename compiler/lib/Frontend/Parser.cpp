@@ -360,9 +360,13 @@ bool Parser::parseForward(Definition &def) {
   return true;
 }
 
-/// type        = "Graph" | "Block" | "BatchedGraph" | "HeteroGraph" | "int"
-///             | "float" | tensor_type ;
+/// type        = "Graph" | block_type | "BatchedGraph" | "HeteroGraph"
+///             | "int" | "float" | tensor_type ;
+/// block_type  = "Block" ["[" NAME "," NAME ["," NAME] "]"] ;
 /// tensor_type = dtype ["[" dim {"," dim} "]"] ;
+///
+/// The names of a Block are parsed as expressions and checked by Sema,
+/// which says what it expected.
 std::optional<TypeExpr> Parser::parseType(llvm::StringRef context) {
   TypeExpr type;
   type.loc = tok().loc;
@@ -388,6 +392,9 @@ std::optional<TypeExpr> Parser::parseType(llvm::StringRef context) {
   }
   type.kind = *kind;
   advance();
+  if (type.kind == TypeExpr::Kind::Block && at(TokenKind::l_square))
+    return parseDims(type) ? std::optional<TypeExpr>(std::move(type))
+                           : std::nullopt;
   if (type.kind != TypeExpr::Kind::Tensor)
     return type;
   type.elemType = llvm::StringSwitch<ElemType>(name)
@@ -396,23 +403,30 @@ std::optional<TypeExpr> Parser::parseType(llvm::StringRef context) {
                       .Case("i64", ElemType::I64)
                       .Case("bool", ElemType::Bool)
                       .Default(ElemType::F32);
-  if (!consumeIf(TokenKind::l_square))
+  if (!at(TokenKind::l_square))
     return type;
+  if (!parseDims(type))
+    return std::nullopt;
+  return type;
+}
+
+/// "[" dim {"," dim} "]", after a dtype or a Block.
+bool Parser::parseDims(TypeExpr &type) {
+  if (!consumeIf(TokenKind::l_square))
+    return false;
   if (at(TokenKind::r_square)) {
     diags.report(tok().loc, DiagID::err_empty_shape);
-    return std::nullopt;
+    return false;
   }
   while (true) {
     ExprPtr dim = parseExpr();
     if (!dim)
-      return std::nullopt;
+      return false;
     type.dims.push_back(std::move(dim));
     if (!consumeIf(TokenKind::comma) || at(TokenKind::r_square))
       break;
   }
-  if (!expect(TokenKind::r_square, "to close the shape"))
-    return std::nullopt;
-  return type;
+  return expect(TokenKind::r_square, "to close the shape");
 }
 
 /// suite = NEWLINE INDENT stmt {stmt} DEDENT ;

@@ -78,6 +78,12 @@ void Checker::checkDefinition(DefInfo &info) {
   auto savedScopes = std::move(scopes);
   auto savedInstances = std::move(instances);
   GraphKind savedGraphKind = graphKind;
+  auto savedNamedSizes = std::move(namedSizes);
+  auto savedBlockSizes = std::move(blockSizes);
+  auto savedBadBlockArgs = std::move(badBlockArgs);
+  auto savedSizeNames = std::move(sizeNames);
+  std::string savedSizesText = std::move(namedSizesText);
+  bool savedEdgeDefault = edgeDefaultValid;
   current = &info;
   scopes.clear();
   scopes.emplace_back();
@@ -92,6 +98,7 @@ void Checker::checkDefinition(DefInfo &info) {
         graphKind = GraphKind::Block;
         break;
       }
+  collectBlockSizes(def);
 
   checkHyperParams(info);
   checkParams(def);
@@ -120,6 +127,12 @@ void Checker::checkDefinition(DefInfo &info) {
   scopes = std::move(savedScopes);
   instances = std::move(savedInstances);
   graphKind = savedGraphKind;
+  namedSizes = std::move(savedNamedSizes);
+  blockSizes = std::move(savedBlockSizes);
+  badBlockArgs = std::move(savedBadBlockArgs);
+  sizeNames = std::move(savedSizeNames);
+  namedSizesText = std::move(savedSizesText);
+  edgeDefaultValid = savedEdgeDefault;
   info.state = DefInfo::State::Done;
 }
 
@@ -134,8 +147,11 @@ void Checker::checkForward(DefInfo &info, ForwardDef &fwd) {
   returned = false;
 
   bool signatureOk = true;
+  graphArgs.clear();
   for (ForwardArg &arg : fwd.args) {
     std::optional<ValueType> type = resolveType(arg.type, arg.name.name);
+    if (type && type->kind == ValueType::Kind::Graph)
+      graphArgs.push_back({arg.name.name, graphSizeNames(*type), arg.type.loc});
     if (!type) {
       signatureOk = false;
       declare(arg.name.name, Binding::Kind::Arg, ValueType::error(),
@@ -187,6 +203,11 @@ bool Checker::declare(StringRef name, Binding::Kind kind, ValueType type,
                       SMLoc loc) {
   if (isSizeSymbol(name)) {
     error(loc, DiagID::err_already_defined, name);
+    return false;
+  }
+  if (auto size = namedSizes.find(name.str()); size != namedSizes.end()) {
+    error(loc, DiagID::err_already_defined, name);
+    error(size->second.front().loc, DiagID::note_previous_definition, name);
     return false;
   }
   for (auto &scope : scopes) {

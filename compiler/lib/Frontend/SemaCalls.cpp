@@ -126,7 +126,7 @@ ValueType Checker::checkGraphMethod(CallExpr &call, const ValueType &graph,
       return ValueType::error();
     }
     Domain side = method == "in_degree" ? Domain::Dst : Domain::Src;
-    return ValueType::tensor(ElemType::F32, {sideCount(side, graph.graphKind)});
+    return ValueType::tensor(ElemType::F32, {sideCount(side, graph)});
   }
 
   case GraphMethodKind::Relation: {
@@ -171,6 +171,32 @@ ValueType Checker::checkGraphMethod(CallExpr &call, const ValueType &graph,
     result.shape[0] = Dim::symbol(sym::B);
     return result;
   }
+  case GraphMethodKind::DstRows: {
+    // The destinations of a sampled block are its first sources; on a
+    // homogeneous graph both are every vertex and this is the identity.
+    if (graph.graphKind != GraphKind::Block &&
+        graph.graphKind != GraphKind::Graph) {
+      error(loc, DiagID::err_graph_kind_member, graph.name, method,
+            "Block or Graph", getGraphKindName(graph.graphKind));
+      return ValueType::error();
+    }
+    BuiltinArgs args = matchArgs(call, {"x"}, 1, qualified, diags);
+    if (!args.ok)
+      return ValueType::error();
+    std::optional<ValueType> x = requireTensor(*args.slots[0]);
+    if (!x)
+      return ValueType::error();
+    GraphSizeNames sizes = graphSizeNames(graph);
+    if (x->domain != Domain::Dense || x->shape.empty() ||
+        x->shape[0] != Dim::symbol(sizes.src)) {
+      error(args.slots[0]->getLoc(), DiagID::err_dst_rows_rows, qualified,
+            graph.name, sizes.src, x->str());
+      return ValueType::error();
+    }
+    ValueType result = concretize(*x);
+    result.shape[0] = Dim::symbol(sizes.dst);
+    return result;
+  }
   case GraphMethodKind::SetAttr:
     // A statement of its own (checkSetAttr); checkCall reports it here.
     break;
@@ -211,7 +237,9 @@ ValueType Checker::checkLayerCall(CallExpr &call, const ValueType &layer) {
     return ValueType::error();
   }
   std::map<std::string, Dim> subst = instIt->second.bindings;
-  // First the graphs: they decide how the callee's N_src/N_dst map.
+  // First the graphs: they decide how the callee's size symbols (N_src,
+  // N_dst, E, or the names its blocks give them) map to the caller's.
+  std::map<std::string, size_t> boundBy;
   for (size_t i = 0; i < call.args.size(); ++i) {
     const ValueType &want = callee.argTypes[i];
     if (want.kind != ValueType::Kind::Graph)
@@ -231,10 +259,25 @@ ValueType Checker::checkLayerCall(CallExpr &call, const ValueType &layer) {
             callee.def->name.name);
       return ValueType::error();
     }
-    if (want.graphKind == GraphKind::Block &&
-        got.graphKind == GraphKind::Graph) {
-      subst[sym::NSrc] = Dim::symbol(sym::N);
-      subst[sym::NDst] = Dim::symbol(sym::N);
+    GraphSizeNames theirs = graphSizeNames(want), mine = graphSizeNames(got);
+    std::pair<const std::string *, const std::string *> pairs[] = {
+        {&theirs.src, &mine.src},
+        {&theirs.dst, &mine.dst},
+        {&theirs.edge, &mine.edge}};
+    for (auto [from, to] : pairs) {
+      Dim value = Dim::symbol(*to);
+      auto [it, inserted] = subst.try_emplace(*from, value);
+      if (!inserted && it->second != value) {
+        // Two blocks of the callee share a size; the caller's do not.
+        error(call.args[i].value->getLoc(),
+              DiagID::err_call_blocks_do_not_chain, instName, *from,
+              std::to_string(boundBy[*from] + 1), std::to_string(i + 1),
+              it->second.str(), *to);
+        error(callee.argLocs[i], DiagID::note_callee_arg, std::to_string(i + 1),
+              callee.def->name.name);
+        return ValueType::error();
+      }
+      boundBy[*from] = i;
     }
   }
   // A layer without a graph argument (an MLP, say) has no graph sizes of
@@ -282,6 +325,10 @@ ValueType Checker::checkLayerCall(CallExpr &call, const ValueType &layer) {
                   (isWeak(expected->elem));
     if (!got.isTensor() || got.domain != Domain::Dense || !elemOk ||
         got.shape != expected->shape) {
+      if (got.isTensor() && got.domain == Domain::Dense && elemOk &&
+          !got.shape.empty() && got.shape.size() == expected->shape.size() &&
+          reportUnchained(call, i, instName, got.shape[0], expected->shape[0]))
+        return ValueType::error();
       error(call.args[i].value->getLoc(), DiagID::err_layer_call_arg_type,
             std::to_string(i + 1), instName, got.str(), callee.def->name.name,
             expected->shapeStr());
@@ -296,4 +343,49 @@ ValueType Checker::checkLayerCall(CallExpr &call, const ValueType &layer) {
     return ValueType::error();
   }
   return *result;
+}
+
+bool Checker::reportUnchained(CallExpr &call, size_t index, StringRef instName,
+                              const Dim &got, const Dim &want) {
+  // Which graph argument of the caller (and which side of it) a symbol is
+  // a vertex count of.
+  struct Side {
+    const GraphArgInfo *graph = nullptr;
+    bool src = false;
+  };
+  auto find = [&](const Dim &d, StringRef onlyGraph) {
+    Side out;
+    for (const GraphArgInfo &g : graphArgs) {
+      if (!onlyGraph.empty() && g.name != onlyGraph)
+        continue;
+      if (d == Dim::symbol(g.sizes.src))
+        return Side{&g, true};
+      if (d == Dim::symbol(g.sizes.dst) && !out.graph)
+        out = Side{&g, false};
+    }
+    return out;
+  };
+  Side have = find(got, "");
+  if (!have.graph)
+    return false;
+  // The graph of the call that wants `want` rows.
+  for (const Arg &arg : call.args) {
+    const std::optional<ValueType> &t = arg.value->type;
+    if (!t || t->kind != ValueType::Kind::Graph || t->name == have.graph->name)
+      continue;
+    Side need = find(want, t->name);
+    if (!need.graph)
+      continue;
+    std::string fix = need.src ? "Block[" + got.str() + ", ...]"
+                               : "Block[..., " + got.str() + "]";
+    error(call.args[index].value->getLoc(), DiagID::err_blocks_do_not_chain,
+          std::to_string(index + 1), instName, got.str(),
+          have.src ? "sources" : "destinations", have.graph->name,
+          need.graph->name, want.str(), need.src ? "sources" : "destinations",
+          fix);
+    error(need.graph->loc, DiagID::note_declared_here, need.graph->name);
+    error(have.graph->loc, DiagID::note_declared_here, have.graph->name);
+    return true;
+  }
+  return false;
 }

@@ -59,7 +59,7 @@ void Checker::checkParams(Definition &def) {
     }
     if (type) {
       for (const Dim &d : type->shape) {
-        if (mentionsGraphSize(d)) {
+        if (mentionsGraphSize(d, sizeNames)) {
           error(param.type.loc, DiagID::err_param_graph_size, param.name.name,
                 d.str());
           type.reset();
@@ -226,8 +226,18 @@ std::optional<ValueType> Checker::resolveType(const TypeExpr &type,
   switch (type.kind) {
   case TypeExpr::Kind::Graph:
     return graph(GraphKind::Graph);
-  case TypeExpr::Kind::Block:
-    return graph(GraphKind::Block);
+  case TypeExpr::Kind::Block: {
+    ValueType t = graph(GraphKind::Block);
+    if (badBlockArgs.count(graphKey.str()))
+      return std::nullopt; // its names were reported
+    auto named = blockSizes.find(graphKey.str());
+    if (!type.dims.empty() && named != blockSizes.end()) {
+      t.srcSize = named->second.src;
+      t.dstSize = named->second.dst;
+      t.edgeSize = named->second.edge;
+    }
+    return t;
+  }
   case TypeExpr::Kind::BatchedGraph:
     return graph(GraphKind::BatchedGraph);
   case TypeExpr::Kind::HeteroGraph:
@@ -251,4 +261,119 @@ std::optional<ValueType> Checker::resolveType(const TypeExpr &type,
   if (!ok)
     return std::nullopt;
   return ValueType::tensor(type.elemType, std::move(shape));
+}
+
+//===----------------------------------------------------------------------===//
+// Sizes named by Block arguments
+//===----------------------------------------------------------------------===//
+
+void Checker::collectBlockSizes(Definition &def) {
+  namedSizes.clear();
+  blockSizes.clear();
+  badBlockArgs.clear();
+  sizeNames.clear();
+  namedSizesText.clear();
+  edgeDefaultValid = true;
+  // Only the first forward counts: a second one is an error of its own.
+  auto fwd = llvm::find_if(def.forwards, [](const ForwardDef &f) {
+    return f.name.name == "forward";
+  });
+  if (fwd == def.forwards.end())
+    return;
+  auto isGraph = [](const ForwardArg &arg) {
+    return arg.type.kind != TypeExpr::Kind::Int &&
+           arg.type.kind != TypeExpr::Kind::Float &&
+           arg.type.kind != TypeExpr::Kind::Tensor;
+  };
+  size_t numGraphs = llvm::count_if(fwd->args, isGraph);
+  // The names the definition declares before its forward.
+  std::map<std::string, SMLoc> declared;
+  for (const HyperParam &hp : def.hyperParams)
+    declared.emplace(hp.name.name, hp.name.loc);
+  for (const ParamDecl &p : def.params)
+    declared.emplace(p.name.name, p.name.loc);
+  for (const InstanceDecl &inst : def.instances)
+    declared.emplace(inst.name.name, inst.name.loc);
+  std::vector<std::string> written;
+  for (const ForwardArg &arg : fwd->args) {
+    if (!isGraph(arg))
+      continue;
+    const std::string &argName = arg.name.name;
+    if (arg.type.kind != TypeExpr::Kind::Block || arg.type.dims.empty()) {
+      if (numGraphs > 1) {
+        error(arg.type.loc, DiagID::err_several_graphs_unnamed, argName);
+        badBlockArgs.insert(argName);
+      }
+      continue;
+    }
+    const std::vector<ExprPtr> &dims = arg.type.dims;
+    const Domain sides[] = {Domain::Src, Domain::Dst, Domain::Edge};
+    bool ok = true;
+    if (dims.size() != 2 && dims.size() != 3) {
+      error(dims[0]->getLoc(), DiagID::err_block_size_count, dims.size());
+      ok = false;
+    }
+    // The names that can be sizes are declared even when the type is wrong,
+    // so that their uses say nothing more.
+    std::vector<std::string> names;
+    for (const ExprPtr &dim : dims) {
+      auto *name = llvm::dyn_cast<NameExpr>(dim.get());
+      if (!name) {
+        std::string what = "an expression";
+        if (auto *i = llvm::dyn_cast<IntExpr>(dim.get()))
+          what = "the number " + std::to_string(i->value);
+        if (ok)
+          error(dim->getLoc(), DiagID::err_block_size_name, what);
+        ok = false;
+        continue;
+      }
+      if (isSizeSymbol(name->name)) {
+        if (ok)
+          error(dim->getLoc(), DiagID::err_block_size_reserved, name->name);
+        ok = false;
+        continue;
+      }
+      if (auto prior = declared.find(name->name); prior != declared.end()) {
+        if (ok) {
+          error(dim->getLoc(), DiagID::err_already_defined, name->name);
+          error(prior->second, DiagID::note_previous_definition, name->name);
+        }
+        ok = false;
+        continue;
+      }
+      if (llvm::is_contained(names, name->name)) {
+        if (ok)
+          error(dim->getLoc(), DiagID::err_block_size_twice, name->name,
+                argName);
+        ok = false;
+        continue;
+      }
+      names.push_back(name->name);
+      size_t k = names.size() - 1;
+      namedSizes[name->name].push_back(
+          {argName, sides[std::min<size_t>(k, 2)], dim->getLoc()});
+      if (!llvm::is_contained(sizeNames, name->name))
+        sizeNames.push_back(name->name);
+    }
+    if (!ok) {
+      badBlockArgs.insert(argName);
+      edgeDefaultValid = false;
+      continue;
+    }
+    GraphSizeNames sizes;
+    sizes.src = names[0];
+    sizes.dst = names[1];
+    // A lone graph keeps `E` for its edges unless it names them; among
+    // several, an unnamed edge count gets a symbol no source spells.
+    sizes.edge = names.size() == 3 ? names[2]
+                 : numGraphs == 1  ? std::string(sym::E)
+                                   : argName + ".n_edges";
+    if (names.size() == 3 || numGraphs > 1)
+      edgeDefaultValid = false;
+    if (!llvm::is_contained(sizeNames, sizes.edge) && sizes.edge != sym::E)
+      sizeNames.push_back(sizes.edge);
+    written.push_back(argName + ": Block[" + llvm::join(names, ", ") + "]");
+    blockSizes[argName] = std::move(sizes);
+  }
+  namedSizesText = llvm::join(written, ", ");
 }

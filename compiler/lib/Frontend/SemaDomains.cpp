@@ -63,8 +63,7 @@ ValueType Checker::checkComprehension(ComprehensionExpr &expr) {
     }
     ValueType u = ValueType::ofKind(ValueType::Kind::Vertex);
     u.side = source.direction == Direction::In ? Domain::Src : Domain::Dst;
-    u.graphKind = source.graphKind;
-    u.name = source.name;
+    copyGraphIdentity(u, source);
     if (!declare(expr.vars[0].name, Binding::Kind::CompVar, u,
                  expr.vars[0].loc))
       return finish(ValueType::error());
@@ -89,8 +88,7 @@ ValueType Checker::checkComprehension(ComprehensionExpr &expr) {
     }
     ValueType v = ValueType::ofKind(ValueType::Kind::Vertex);
     v.side = source.side;
-    v.graphKind = source.graphKind;
-    v.name = source.name;
+    copyGraphIdentity(v, source);
     if (!declare(expr.vars[0].name, Binding::Kind::CompVar, v,
                  expr.vars[0].loc))
       return finish(ValueType::error());
@@ -106,8 +104,7 @@ ValueType Checker::checkComprehension(ComprehensionExpr &expr) {
     }
     ValueType result = concretize(*element);
     result.domain = Domain::Dense;
-    result.shape.insert(result.shape.begin(),
-                        sideCount(source.side, source.graphKind));
+    result.shape.insert(result.shape.begin(), sideCount(source.side, source));
     return finish(result);
   }
   case ValueType::Kind::Tensor:

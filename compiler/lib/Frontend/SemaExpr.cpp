@@ -119,13 +119,23 @@ ValueType Checker::checkExpr(Expr &expr) {
 // Names and sizes
 //===----------------------------------------------------------------------===//
 
-Dim Checker::sideCount(Domain side, GraphKind kind) const {
-  if (kind != GraphKind::Block)
-    return Dim::symbol(sym::N);
-  return Dim::symbol(side == Domain::Src ? sym::NSrc : sym::NDst);
+Dim Checker::sideCount(Domain side, const ValueType &graph) const {
+  GraphSizeNames names = graphSizeNames(graph);
+  return Dim::symbol(side == Domain::Src ? names.src : names.dst);
 }
 
 std::optional<ValueType> Checker::sizeSymbol(StringRef name, SMLoc loc) {
+  if (namedSizes.count(name.str()))
+    return ValueType::intConstant(Dim::symbol(name));
+  // Where the graphs name their sizes, the default symbols would be
+  // ambiguous (or, with one graph, a second name for one size); the edge
+  // count of a lone graph that names only its vertex counts stays `E`.
+  if (!namedSizes.empty() &&
+      (name == sym::N || name == sym::NSrc || name == sym::NDst ||
+       (name == sym::E && !edgeDefaultValid))) {
+    error(loc, DiagID::err_size_not_named, name, namedSizesText);
+    return ValueType::error();
+  }
   if (name == sym::N && graphKind == GraphKind::Block) {
     error(loc, DiagID::err_n_on_block);
     return ValueType::error();
@@ -161,7 +171,7 @@ ValueType Checker::checkName(NameExpr &expr) {
   // by every vertex: almost certainly a mistake.
   if (vertex && t.isTensor() && t.domain == Domain::Dense) {
     for (const Dim &d : t.shape) {
-      if (mentionsGraphSize(d)) {
+      if (mentionsGraphSize(d, sizeNames)) {
         error(expr.getLoc(), DiagID::err_vertex_axis_in_loop, expr.name,
               t.shapeStr());
         return ValueType::error();
@@ -193,8 +203,7 @@ ValueType Checker::checkAttr(AttrExpr &expr) {
       }
       ValueType set = ValueType::ofKind(ValueType::Kind::VertexSet);
       set.side = attr == "dst_vertex" ? Domain::Dst : Domain::Src;
-      set.graphKind = base.graphKind;
-      set.name = base.name;
+      copyGraphIdentity(set, base);
       return set;
     }
     if (attr == "n_nodes" || attr == "n_edges")
@@ -232,8 +241,7 @@ ValueType Checker::checkAttr(AttrExpr &expr) {
       ValueType nbrs = ValueType::ofKind(ValueType::Kind::Neighbours);
       nbrs.direction = dir;
       nbrs.withEdges = attr.find("edges") != std::string::npos;
-      nbrs.graphKind = base.graphKind;
-      nbrs.name = base.name;
+      copyGraphIdentity(nbrs, base);
       return nbrs;
     }
     AttrTables &tables = attrs(base.name);

@@ -25,6 +25,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,20 @@ struct DefInfo {
   std::vector<ValueType> argTypes;
   std::vector<SMLoc> argLocs;
   ValueType result;
+};
+
+/// One size a Block argument names: which argument and which of its sizes.
+struct SizeUse {
+  std::string graph;
+  Domain side; ///< Src, Dst, or Edge
+  SMLoc loc;
+};
+
+/// A graph argument of the forward being checked.
+struct GraphArgInfo {
+  std::string name;
+  GraphSizeNames sizes;
+  SMLoc loc;
 };
 
 /// The vertex loop (or vertex collection) being checked.
@@ -146,7 +161,14 @@ private:
   // Names and sizes.
   const Binding *lookup(StringRef name) const;
   std::optional<ValueType> sizeSymbol(StringRef name, SMLoc loc);
-  Dim sideCount(Domain side, GraphKind kind) const;
+  Dim sideCount(Domain side, const ValueType &graph) const;
+  /// Reads the sizes the Block arguments of `def`'s forward name.
+  void collectBlockSizes(Definition &def);
+  /// The chain diagnostic of a layer call whose argument `index` has
+  /// `got` rows where the graph `graph` passed to it wants `want`; false
+  /// when the sizes are not those of two different graph arguments.
+  bool reportUnchained(CallExpr &call, size_t index, StringRef instName,
+                       const Dim &got, const Dim &want);
   AttrTables &attrs(StringRef graphKey) { return attrTables[graphKey.str()]; }
 
   Module &module;
@@ -159,6 +181,22 @@ private:
   /// Names that went out of scope, to explain a later use.
   std::map<std::string, std::pair<DiagID, SMLoc>> expired;
   GraphKind graphKind = GraphKind::Graph;
+  /// The sizes the Block arguments of the definition's forward name
+  /// (`g1: Block[N0, N1]`): every use of each name, by name, ...
+  std::map<std::string, std::vector<SizeUse>> namedSizes;
+  /// ... the names of each such argument, ...
+  std::map<std::string, GraphSizeNames> blockSizes;
+  /// ... Block arguments whose names are wrong (their type is an error) ...
+  std::set<std::string> badBlockArgs;
+  /// ... every graph size symbol besides the default ones (the names, and
+  /// the edge counts of graphs that do not name them) ...
+  std::vector<std::string> sizeNames;
+  /// ... the graph arguments as written, for messages ...
+  std::string namedSizesText;
+  /// ... and whether `E` still names the edge count of the one graph.
+  bool edgeDefaultValid = true;
+  /// The graph arguments of the forward being checked.
+  std::vector<GraphArgInfo> graphArgs;
   std::map<std::string, AttrTables> attrTables;
   std::optional<VertexContext> vertex;
   /// Directions of the enclosing comprehensions over a neighbourhood.

@@ -219,11 +219,10 @@ void Checker::checkSetAttr(CallExpr &call, const ValueType &graph,
     error(callee->attr.loc, DiagID::err_setattr_vertex_on_block);
     return;
   }
-  Dim rows =
-      method == "set_edge_attr"  ? Dim::symbol(sym::E)
-      : method == "set_src_attr" ? sideCount(Domain::Src, graph.graphKind)
-      : method == "set_dst_attr" ? sideCount(Domain::Dst, graph.graphKind)
-                                 : Dim::symbol(sym::N);
+  Dim rows = method == "set_edge_attr" ? Dim::symbol(graphSizeNames(graph).edge)
+             : method == "set_src_attr" ? sideCount(Domain::Src, graph)
+             : method == "set_dst_attr" ? sideCount(Domain::Dst, graph)
+                                        : Dim::symbol(sym::N);
   llvm::StringMap<SMLoc> seen;
   AttrTables &tables = attrs(graph.name);
   for (DictExpr::Entry &entry : dict->entries) {
@@ -293,8 +292,7 @@ void Checker::checkVertexLoop(VertexLoopStmt &stmt) {
   scopes.emplace_back();
   ValueType v = ValueType::ofKind(ValueType::Kind::Vertex);
   v.side = side;
-  v.graphKind = graph.graphKind;
-  v.name = graph.name;
+  copyGraphIdentity(v, graph);
   if (!declare(stmt.var.name, Binding::Kind::LoopVar, v, stmt.var.loc)) {
     scopes.pop_back();
     return;

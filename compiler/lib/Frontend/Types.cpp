@@ -190,11 +190,41 @@ std::string Dim::str() const {
   return out;
 }
 
-bool gnnc::mentionsGraphSize(const Dim &dim) {
+bool gnnc::mentionsGraphSize(const Dim &dim,
+                             llvm::ArrayRef<std::string> named) {
   for (const char *s : {sym::N, sym::NSrc, sym::NDst, sym::E, sym::B})
     if (dim.mentions(s))
       return true;
+  for (const std::string &s : named)
+    if (dim.mentions(s))
+      return true;
   return false;
+}
+
+GraphSizeNames gnnc::graphSizeNames(const ValueType &graph) {
+  GraphSizeNames out;
+  if (graph.graphKind == GraphKind::Block) {
+    out.src = sym::NSrc;
+    out.dst = sym::NDst;
+  } else {
+    out.src = out.dst = sym::N;
+  }
+  out.edge = sym::E;
+  if (!graph.srcSize.empty())
+    out.src = graph.srcSize;
+  if (!graph.dstSize.empty())
+    out.dst = graph.dstSize;
+  if (!graph.edgeSize.empty())
+    out.edge = graph.edgeSize;
+  return out;
+}
+
+void gnnc::copyGraphIdentity(ValueType &to, const ValueType &from) {
+  to.graphKind = from.graphKind;
+  to.name = from.name;
+  to.srcSize = from.srcSize;
+  to.dstSize = from.dstSize;
+  to.edgeSize = from.edgeSize;
 }
 
 llvm::StringRef gnnc::getElemTypeName(ElemType t) {
@@ -314,8 +344,17 @@ std::string ValueType::str() const {
       out += " " + getDomainName(domain).str();
     return out;
   }
-  case Kind::Graph:
-    return getGraphKindName(graphKind).str();
+  case Kind::Graph: {
+    std::string out = getGraphKindName(graphKind).str();
+    if (srcSize.empty())
+      return out;
+    out += "[" + srcSize + ", " + dstSize;
+    // An edge count the type does not name has a symbol no source can
+    // spell (`g.n_edges`).
+    if (!edgeSize.empty() && edgeSize.find('.') == std::string::npos)
+      out += ", " + edgeSize;
+    return out + "]";
+  }
   case Kind::VertexSet:
     return side == Domain::Src ? "vertex-set(src)" : "vertex-set(dst)";
   case Kind::Vertex:

@@ -170,6 +170,38 @@ Status Evaluator<T>::call(mlir::func::FuncOp func,
     }
     values[body.getArgument(i)] = args[i];
   }
+  // Sizes that blocks name (gnn.sizes): the first block to name a size
+  // gives its value, and every other block that names it must agree (the
+  // second block's sources are the first block's destinations).
+  auto argName = [&](unsigned i) -> std::string {
+    auto name = func.getArgAttrOfType<mlir::StringAttr>(i, gnn::kNameAttrName);
+    return name ? name.getValue().str() : "argument " + std::to_string(i + 1);
+  };
+  std::map<std::string, std::pair<int64_t, std::string>> named;
+  for (unsigned i = 0; i < args.size(); ++i) {
+    auto sizes = func.getArgAttrOfType<mlir::ArrayAttr>(i, gnn::kSizesAttrName);
+    const GraphValue *g = std::get_if<GraphValue>(&args[i]);
+    if (!sizes || !g || !g->graph)
+      continue;
+    const char *roles[] = {"sources", "destinations", "edges"};
+    int64_t counts[] = {g->graph->numSrc(), g->graph->numDst(),
+                        g->graph->numEdges()};
+    for (auto [k, attr] : llvm::enumerate(sizes)) {
+      auto nameAttr = mlir::dyn_cast<mlir::StringAttr>(attr);
+      if (k >= 3 || !nameAttr)
+        break;
+      std::string name = nameAttr.getValue().str();
+      std::string what =
+          "the " + std::string(roles[k]) + " of '" + argName(i) + "'";
+      auto [it, inserted] = named.try_emplace(name, counts[k], what);
+      if (!inserted && it->second.first != counts[k])
+        return Status::error(llvm::formatv(
+            "@{0}: {1} must be {2} ({3} = {4}), got {5}: the blocks do not "
+            "chain",
+            func.getName(), what, it->second.second, name, it->second.first,
+            counts[k]));
+    }
+  }
   // Dimensions written as graph sizes (N, E, ...) must match the graph.
   const GraphValue *graphArg = nullptr;
   for (unsigned i = 0; i < args.size() && !graphArg; ++i)
@@ -182,11 +214,13 @@ Status Evaluator<T>::call(mlir::func::FuncOp func,
     const rt::Graph &g = *graphArg->graph;
     for (auto [d, attr] : llvm::enumerate(dims)) {
       llvm::StringRef name = mlir::cast<mlir::StringAttr>(attr).getValue();
-      int64_t want = name == "N" || name == "N_dst" ? g.numDst()
-                     : name == "N_src"              ? g.numSrc()
-                     : name == "E"                  ? g.numEdges()
-                     : name == "B"                  ? graphArg->numGraphs
-                                                    : -1;
+      auto byName = named.find(name.str());
+      int64_t want = byName != named.end()            ? byName->second.first
+                     : name == "N" || name == "N_dst" ? g.numDst()
+                     : name == "N_src"                ? g.numSrc()
+                     : name == "E"                    ? g.numEdges()
+                     : name == "B"                    ? graphArg->numGraphs
+                                                      : -1;
       if (want >= 0 && d < t->shape.size() && t->shape[d] != want) {
         auto argName =
             func.getArgAttrOfType<mlir::StringAttr>(i, gnn::kNameAttrName);
@@ -555,6 +589,31 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
                         t->data.begin() + (o + 1) * chunk);
       }
     set(c.getResult(), std::move(out));
+    return Status::success();
+  }
+  if (mlir::isa<DstRowsOp, PadDstRowsOp>(op)) {
+    // The destinations of a block are its first sources.
+    bool pad = mlir::isa<PadDstRowsOp>(op);
+    const rt::Graph &g = edges(op->getOperand(0));
+    const Tensor<T> &in = tensor(op->getOperand(1));
+    int64_t from = pad ? g.numDst() : g.numSrc();
+    int64_t to = pad ? g.numSrc() : g.numDst();
+    if (in.shape.empty() || in.shape[0] != from)
+      return error(op, llvm::formatv("expected {0} rows (the {1} of the "
+                                     "graph), got {2}",
+                                     from, pad ? "destinations" : "sources",
+                                     in.shape.empty() ? 0 : in.shape[0]));
+    if (to > from && !pad)
+      return error(op, llvm::formatv("the graph has {0} destinations but "
+                                     "only {1} sources",
+                                     to, from));
+    int64_t row = product(llvm::ArrayRef<int64_t>(in.shape).drop_front());
+    Tensor<T> out{Domain::dense, in.shape, {}};
+    out.shape[0] = to;
+    out.data.assign(to * row, T(0));
+    std::copy(in.data.begin(), in.data.begin() + std::min(from, to) * row,
+              out.data.begin());
+    set(op->getResult(0), std::move(out));
     return Status::success();
   }
   if (auto sl = mlir::dyn_cast<SliceOp>(op)) {

@@ -529,7 +529,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values("gcn.gnn", "gat.gnn", "gat_msgl.gnn", "gatv2.gnn",
                       "sage_mean.gnn", "sage_max.gnn", "gin.gnn", "appnp.gnn",
                       "out_gcn.gnn", "rgcn.gnn", "sage_block.gnn",
-                      "readout.gnn"),
+                      "readout.gnn", "sage2_block.gnn", "gat2_block.gnn"),
     [](const ::testing::TestParamInfo<const char *> &info) {
       return testing_support::testName(llvm::sys::path::stem(info.param));
     });

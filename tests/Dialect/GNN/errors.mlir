@@ -948,3 +948,35 @@ func.func @erf_integer(%x: !gnn.tensor<dense, 4xi32>) {
   %0 = gnn.unary erf %x : !gnn.tensor<dense, 4xi32>
   return
 }
+
+// -----
+
+func.func @dst_rows_domain(%g: !gnn.graph<block>, %x: !gnn.tensor<src, 4xf32>) {
+  // expected-error@+1 {{'gnn.dst_rows' op needs dense tensors}}
+  %0 = gnn.dst_rows %g, %x : !gnn.graph<block>, !gnn.tensor<src, 4xf32> -> !gnn.tensor<dense, ?x4xf32>
+  return
+}
+
+// -----
+
+func.func @dst_rows_static_rows(%g: !gnn.graph<block>, %x: !gnn.tensor<dense, 3x4xf32>) {
+  // expected-error@+1 {{'gnn.dst_rows' op needs a first axis of vertices ('?')}}
+  %0 = gnn.dst_rows %g, %x : !gnn.graph<block>, !gnn.tensor<dense, 3x4xf32> -> !gnn.tensor<dense, ?x4xf32>
+  return
+}
+
+// -----
+
+func.func @pad_dst_rows_row_shape(%g: !gnn.graph<block>, %x: !gnn.tensor<dense, ?x4xf32>) {
+  // expected-error@+1 {{'gnn.pad_dst_rows' op keeps every axis but the first}}
+  %0 = gnn.pad_dst_rows %g, %x : !gnn.graph<block>, !gnn.tensor<dense, ?x4xf32> -> !gnn.tensor<dense, ?x5xf32>
+  return
+}
+
+// -----
+
+func.func @dst_rows_rank(%g: !gnn.graph<block>, %x: !gnn.tensor<dense, f32>) {
+  // expected-error@+1 {{'gnn.dst_rows' op needs tensors of the same rank, at least 1}}
+  %0 = gnn.dst_rows %g, %x : !gnn.graph<block>, !gnn.tensor<dense, f32> -> !gnn.tensor<dense, f32>
+  return
+}

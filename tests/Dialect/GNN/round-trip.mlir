@@ -373,3 +373,13 @@ func.func @Model(%g: !gnn.graph<graph> {gnn.name = "g"},
 // GENERIC: "gnn.slice"(%{{.*}}) <{axis = 1 : i64, size = 8 : i64, start = 4 : i64}>
 // GENERIC: "gnn.unary"(%{{.*}}) <{fn = 12 : i32}>
 // GENERIC: "gnn.binary"(%{{.*}}, %{{.*}}) <{fn = 7 : i32}>
+
+// The destinations' rows of a block's sources, and the transpose.
+// CHECK-LABEL: func.func @dst_rows
+func.func @dst_rows(%g: !gnn.graph<block>, %x: !gnn.tensor<dense, ?x4x2xf32>) -> !gnn.tensor<dense, ?x4x2xf32> {
+  // CHECK: %[[D:.*]] = gnn.dst_rows %{{.*}}, %{{.*}} : <block>, <dense, ?x4x2xf32> -> <dense, ?x4x2xf32>
+  %0 = gnn.dst_rows %g, %x : !gnn.graph<block>, !gnn.tensor<dense, ?x4x2xf32> -> !gnn.tensor<dense, ?x4x2xf32>
+  // CHECK: gnn.pad_dst_rows %{{.*}}, %[[D]] : <block>, <dense, ?x4x2xf32> -> <dense, ?x4x2xf32>
+  %1 = gnn.pad_dst_rows %g, %0 : !gnn.graph<block>, !gnn.tensor<dense, ?x4x2xf32> -> !gnn.tensor<dense, ?x4x2xf32>
+  return %1 : !gnn.tensor<dense, ?x4x2xf32>
+}

@@ -52,6 +52,7 @@ enum class GraphMethodKind {
   Degree,
   Relation,
   Readout,
+  DstRows,
 };
 
 /// One graph method of Builtins.def.

@@ -49,6 +49,7 @@ private:
   bool parseInstance(Definition &def);
   bool parseForward(Definition &def);
   std::optional<TypeExpr> parseType(llvm::StringRef context);
+  bool parseDims(TypeExpr &type);
   bool parseSuite(StmtList &body, llvm::StringRef context);
   StmtPtr parseStatement();
   StmtPtr parseFor();

@@ -9,6 +9,7 @@
 #ifndef GNNC_FRONTEND_TYPES_H
 #define GNNC_FRONTEND_TYPES_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -105,6 +106,11 @@ struct ValueType {
   GraphKind graphKind = GraphKind::Graph;
   Domain side = Domain::Dst; ///< VertexSet, Vertex: which side
   bool withEdges = false;    ///< Neighbours: inedges/outedges
+  /// Graph / VertexSet / Vertex / Neighbours: the size symbols of the
+  /// graph's sources, destinations and edges. Empty means the defaults of
+  /// the kind (N_src, N_dst and E on a Block; N and E otherwise); a
+  /// `Block[N0, N1]` argument names its own.
+  std::string srcSize, dstSize, edgeSize;
 
   /// Layer: the definition's name. Function: the builtin's name.
   std::string name;
@@ -139,8 +145,21 @@ constexpr const char *B = "B";
 /// The shortest decimal spelling of `value` that reads back exactly.
 std::string formatNumber(double value);
 
-/// True when a dimension depends on a vertex, edge or graph count.
-bool mentionsGraphSize(const Dim &dim);
+/// True when a dimension depends on a vertex, edge or graph count: one of
+/// the symbols above, or one of `named` (the sizes a Block argument names).
+bool mentionsGraphSize(const Dim &dim,
+                       llvm::ArrayRef<std::string> named = std::nullopt);
+
+/// The size symbols of a graph value: its sources, destinations and edges
+/// (the defaults of its kind unless the type names them).
+struct GraphSizeNames {
+  std::string src, dst, edge;
+};
+GraphSizeNames graphSizeNames(const ValueType &graph);
+
+/// Copies what identifies a graph (kind, key, size symbols) from `from` to
+/// `to`, a graph, vertex set, vertex or neighbour list of it.
+void copyGraphIdentity(ValueType &to, const ValueType &from);
 
 } // namespace gnnc
 

@@ -118,6 +118,17 @@ public:
     std::string relation;
   };
   const GraphSymbols *graphSymbols(mlir::Value graph) const;
+  /// A size that several block arguments name (`gnn.sizes`, the second
+  /// block's sources being the first block's destinations): its symbol,
+  /// read from the first of them, and a count of another argument that must
+  /// equal it at run time.
+  struct SharedSize {
+    int symbol = -1;
+    unsigned graphArg = 0;
+    SizeSymbol::Kind kind = SizeSymbol::Kind::NumSrc;
+    std::string name; ///< as written in the source ("N1")
+  };
+  llvm::ArrayRef<SharedSize> sharedSizes() const { return shared; }
 
   /// A product of dims, when it is a monomial.
   static mlir::FailureOr<Dim> product(llvm::ArrayRef<Dim> dims);
@@ -135,6 +146,7 @@ private:
   llvm::DenseMap<mlir::Operation *, std::pair<Shape, Shape>> aligned;
   llvm::DenseMap<mlir::Operation *, llvm::SmallVector<Dim>> callSymbols;
   std::vector<std::tuple<Dim, Dim, mlir::Operation *>> checkList;
+  std::vector<SharedSize> shared;
   llvm::SmallVector<Shape> argShapes, resultShapes;
 };
 

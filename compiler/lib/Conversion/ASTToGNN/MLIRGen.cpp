@@ -707,12 +707,24 @@ EmittedFunction *MLIRGenImpl::emitFunction(const Definition &def,
       if (d->type && d->type->intValue) {
         std::optional<Dim> concrete = d->type->intValue->substitute(state.dims);
         text = concrete ? concrete->str() : d->type->intValue->str();
-        symbolic |= mentionsGraphSize(*d->type->intValue);
+        // Every hyper-parameter has a value: what stays is a graph size.
+        symbolic |= mentionsGraphSize(*d->type->intValue) ||
+                    (concrete && !concrete->isConstant());
       }
       dims.push_back(builder.getStringAttr(text));
     }
     if (symbolic)
       func.setArgAttr(i, g::kDimsAttrName, builder.getArrayAttr(dims));
+    // A block that names its sizes: the names, for the checks that chain
+    // blocks at run time.
+    if (fwd.args[i].type.kind == TypeExpr::Kind::Block &&
+        !fwd.args[i].type.dims.empty()) {
+      llvm::SmallVector<mlir::Attribute> names;
+      for (const ExprPtr &d : fwd.args[i].type.dims)
+        if (auto *name = llvm::dyn_cast<NameExpr>(d.get()))
+          names.push_back(builder.getStringAttr(name->name));
+      func.setArgAttr(i, g::kSizesAttrName, builder.getArrayAttr(names));
+    }
   }
   for (size_t i = 0; i < params.size(); ++i) {
     func.setArgAttr(nArgs + i, g::kParamAttrName,
@@ -1546,6 +1558,17 @@ Value MLIRGenImpl::lowerGraphMethod(const CallExpr &call, Value graph,
         l, t.withShape(shape), g::ReduceFnAttr::get(&context, g::ReduceFn::sum),
         product, builder.getI64IntegerAttr(t.getRank() - 1),
         builder.getUnitAttr());
+  }
+  case GraphMethodKind::DstRows: {
+    Value x = lower(*call.args[0].value);
+    if (!x)
+      return nullptr;
+    // Every vertex of a homogeneous graph is a destination.
+    if (mlir::cast<g::GraphType>(graph.getType()).getKind() !=
+        g::GraphKind::block)
+      return x;
+    return builder.create<g::DstRowsOp>(
+        l, tensorType(*call.type, g::Domain::dense), graph, x);
   }
   case GraphMethodKind::Aggregation:
   case GraphMethodKind::EdgeSoftmax:

@@ -611,6 +611,19 @@ LogicalResult HostFunctionPrinter::printRuntimeOp(Operation *op, CodeWriter &w,
         }
         return success();
       })
+      .Case<DstRowsOp>([&](DstRowsOp r) -> LogicalResult {
+        // The destinations are the first sources: a prefix of the rows.
+        call("copy",
+             in(r.getInput()) + ", " + out() + ", " + numel(r.getResult()));
+        return success();
+      })
+      .Case<PadDstRowsOp>([&](PadDstRowsOp r) -> LogicalResult {
+        std::string rows = numel(r.getInput());
+        call("copy", in(r.getInput()) + ", " + out() + ", " + rows);
+        call("fill", out() + " + " + rows + ", " + numel(r.getResult()) +
+                         " - " + rows + ", 0.0f");
+        return success();
+      })
       .Case<SliceOp>([&](SliceOp s) -> LogicalResult {
         size_t offset = tensorOf(s.getInput()).isVertexOrEdge() ? 1 : 0;
         size_t axis = s.getAxisAttr().getInt() + offset;
@@ -938,6 +951,32 @@ LogicalResult HostFunctionPrinter::print(CodeWriter &w) {
                                std::to_string(loc.line) + ")"
                          : std::string())) +
             ");");
+  }
+  // Blocks that share a size must agree on it: `g2: Block[N1, N2]` after
+  // `g1: Block[N0, N1]` reads N1 from g1 and checks g2's sources.
+  auto sideName = [](SizeSymbol::Kind k) {
+    return k == SizeSymbol::Kind::NumSrc   ? "sources"
+           : k == SizeSymbol::Kind::NumDst ? "destinations"
+                                           : "edges";
+  };
+  for (const FunctionShapes::SharedSize &s : shapes.sharedSizes()) {
+    usedSymbols.insert(s.symbol);
+    usedGraphs.insert(s.graphArg);
+    SizeSymbol other;
+    other.kind = s.kind;
+    other.graphArg = s.graphArg;
+    const SizeSymbol &first = shapes.symbol(s.symbol);
+    std::string source = symbolSource(
+        other, f, [&](unsigned i) { return f.args[i].name; }, abi);
+    checks.emplace_back("if (" + source + " != " + f.symbolName(s.symbol) + ")",
+                        "return rt::Status::error(" +
+                            cString(func.getName().str() + ": the " +
+                                    sideName(s.kind) + " of block '" +
+                                    f.args[s.graphArg].name + "' must be the " +
+                                    sideName(first.kind) + " of block '" +
+                                    f.args[first.graphArg].name + "' (" +
+                                    s.name + "): the blocks do not chain") +
+                            ");");
   }
   // The layout needs every size; otherwise declare those the code uses.
   bool needLayout = usesWorkspace;
@@ -1745,7 +1784,18 @@ void HostModulePrinter::printDeclaration(CodeWriter &w, const HostFunc &f) {
          (text.empty() ? "" : ": " + text) + ")");
   for (auto [i, a] : llvm::enumerate(f.args)) {
     if (a.kind == HostFunc::Arg::Graph) {
-      w.line("///   " + a.name + ": " + graphKindName(a.graphKind));
+      // A block that names its sizes: which of them it is.
+      std::string sizes;
+      if (auto named =
+              func.getArgAttrOfType<ArrayAttr>(i, gnn::kSizesAttrName)) {
+        const char *roles[] = {" sources", " destinations", " edges"};
+        for (auto [k, n] : llvm::enumerate(named))
+          if (auto s = dyn_cast<StringAttr>(n); s && k < 3)
+            sizes += (k ? ", " : " (") + s.getValue().str() + roles[k];
+        if (!sizes.empty())
+          sizes += ")";
+      }
+      w.line("///   " + a.name + ": " + graphKindName(a.graphKind) + sizes);
       continue;
     }
     Shape s = f.shapes->argShape(i);

@@ -207,8 +207,11 @@ private:
   FailureOr<Dim> countOf(Value graph, Domain domain, Operation *op);
   FailureOr<Dim> graphDim(Value graph, int FunctionShapes::GraphSymbols::*,
                           StringRef what, Operation *op);
-  /// The symbols of the graph arguments and relations.
-  void addGraphArg(unsigned index, gnn::GraphKind kind, StringRef prefix);
+  /// The symbols of the graph arguments and relations; `names` are the
+  /// sizes a block argument names (gnn.sizes), shared with the other
+  /// arguments that name them.
+  void addGraphArg(unsigned index, gnn::GraphKind kind, StringRef prefix,
+                   ArrayRef<std::string> names = {});
 
   /// The edge count of relation `relation` of heterogeneous argument `arg`.
   int relationEdges(unsigned arg, StringRef relation);
@@ -223,6 +226,8 @@ private:
   const llvm::StringMap<FunctionShapes> &callees;
   int firstGraphArg = -1;
   llvm::StringMap<int> explicitByName;
+  /// Symbols of the sizes block arguments name, by name.
+  llvm::StringMap<int> namedSizes;
 };
 
 } // namespace gnnc::target
@@ -269,10 +274,38 @@ LogicalResult ShapeAnalysis::unifyShapes(const Shape &a, const Shape &b,
 }
 
 void ShapeAnalysis::addGraphArg(unsigned index, gnn::GraphKind kind,
-                                StringRef prefix) {
+                                StringRef prefix, ArrayRef<std::string> names) {
   FunctionShapes::GraphSymbols g;
   std::string p = prefix.str();
   using K = SizeSymbol::Kind;
+  // A named size: the symbol of the first argument that names it; a later
+  // one reads the same symbol and is checked against it at run time.
+  auto named = [&](size_t i, K k, const std::string &fallback) {
+    if (i >= names.size())
+      return newSymbol(k, fallback, index);
+    auto it = namedSizes.find(names[i]);
+    if (it != namedSizes.end()) {
+      result.shared.push_back({it->second, index, k, names[i]});
+      return it->second;
+    }
+    std::string cname = cIdentifier(names[i]);
+    // Not a name the generated code gives one of its own parameters or
+    // variables.
+    if (isReservedName(cname) ||
+        llvm::is_contained({"stream", "saved", "plan", "buffer", "args"},
+                           StringRef(cname)))
+      cname = (p.empty() ? "g_" : p) + cname;
+    int s = newSymbol(k, cname, index);
+    namedSizes[names[i]] = s;
+    return s;
+  };
+  if (kind == gnn::GraphKind::block && !names.empty()) {
+    g.numSrc = named(0, K::NumSrc, p + "N_src");
+    g.numDst = named(1, K::NumDst, p + "N_dst");
+    g.numEdges = named(2, K::NumEdges, p + "E");
+    result.graphs[func.getArgument(index)] = g;
+    return;
+  }
   switch (kind) {
   case gnn::GraphKind::graph:
     g.numDst = g.numSrc = newSymbol(K::NumDst, p + "N", index);
@@ -364,7 +397,12 @@ LogicalResult ShapeAnalysis::run() {
       prefix =
           cIdentifier(name ? name.getValue() : "g" + std::to_string(i)) + "_";
     }
-    addGraphArg(i, g.getKind(), prefix);
+    std::vector<std::string> names;
+    if (auto sizes = func.getArgAttrOfType<ArrayAttr>(i, gnn::kSizesAttrName))
+      for (Attribute a : sizes)
+        if (auto s = dyn_cast<StringAttr>(a))
+          names.push_back(s.getValue().str());
+    addGraphArg(i, g.getKind(), prefix, names);
   }
   // Tensor arguments: gnn.dims names a graph size or an explicit size;
   // without it a `?` is unknown until an op ties it to something.
@@ -387,11 +425,16 @@ LogicalResult ShapeAnalysis::run() {
       if (firstGraphArg < 0)
         return func.emitError("argument ")
                << i << " is a vertex or edge tensor of a graph-less function";
-      FailureOr<Dim> rows =
-          countOf(func.getArgument(firstGraphArg), type.getDomain(), func);
-      if (failed(rows))
-        return failure();
-      shape.push_back(*rows);
+      if (numGraphs > 1) {
+        // Which graph's rows: the first op that reads it says.
+        shape.push_back(Dim::of(newSymbol(K::Unknown, argName + "_rows")));
+      } else {
+        FailureOr<Dim> rows =
+            countOf(func.getArgument(firstGraphArg), type.getDomain(), func);
+        if (failed(rows))
+          return failure();
+        shape.push_back(*rows);
+      }
     }
     for (auto [d, size] : llvm::enumerate(type.getShape())) {
       if (!ShapedType::isDynamic(size)) {
@@ -407,7 +450,9 @@ LogicalResult ShapeAnalysis::run() {
       const FunctionShapes::GraphSymbols *g =
           graph ? result.graphSymbols(graph) : nullptr;
       int sym = -1;
-      if (g && (dimName == "N" || dimName == "N_dst"))
+      if (auto it = namedSizes.find(dimName); it != namedSizes.end())
+        sym = it->second;
+      else if (g && (dimName == "N" || dimName == "N_dst"))
         sym = g->numDst;
       else if (g && dimName == "N_src")
         sym = g->numSrc;
@@ -635,6 +680,20 @@ LogicalResult ShapeAnalysis::visitCall(func::CallOp call) {
     if (!known[s] && callee.symbols[s].kind != SizeSymbol::Kind::Unknown)
       return call.emitError("the C++ printer cannot tell size '")
              << callee.symbols[s].name << "' of @" << call.getCallee();
+  // Blocks the callee chains must chain here too.
+  for (const FunctionShapes::SharedSize &s : callee.sharedSizes()) {
+    const FunctionShapes::GraphSymbols *mine =
+        result.graphSymbols(call.getOperand(s.graphArg));
+    int other = !mine                                ? -1
+                : s.kind == SizeSymbol::Kind::NumSrc ? mine->numSrc
+                : s.kind == SizeSymbol::Kind::NumDst ? mine->numDst
+                                                     : mine->numEdges;
+    if (other < 0 || !known[s.symbol])
+      return call.emitError("the C++ printer cannot map the sizes of @")
+             << call.getCallee();
+    if (failed(unify(values[s.symbol], Dim::of(other), call)))
+      return failure();
+  }
   result.callSymbols[call] = values;
   return success();
 }
@@ -646,6 +705,16 @@ LogicalResult ShapeAnalysis::visitLaunch(gnnk::LaunchOp launch) {
       graph = v;
   if (!graph)
     return launch.emitError("the C++ printer needs a gnn graph operand");
+  // Vertex and edge inputs have the rows of the kernel's graph.
+  for (Value v : launch.getArgs()) {
+    auto type = dyn_cast<DomainTensorType>(v.getType());
+    if (!type || !type.isVertexOrEdge())
+      continue;
+    Shape in = get(v);
+    FailureOr<Dim> rows = countOf(graph, type.getDomain(), launch);
+    if (failed(rows) || in.empty() || failed(unify(in[0], *rows, launch)))
+      return failure();
+  }
   for (Value r : launch.getResults()) {
     auto type = dyn_cast<DomainTensorType>(r.getType());
     if (!type)
@@ -891,6 +960,20 @@ LogicalResult ShapeAnalysis::visit(Operation *op) {
         }
         out[axis] = sum;
         set(c.getResult(), out);
+        return success();
+      })
+      .Case<DstRowsOp, PadDstRowsOp>([&](auto r) -> LogicalResult {
+        // dst_rows: N_src rows in, N_dst out; its transpose the other way.
+        bool pad = isa<PadDstRowsOp>(op);
+        FailureOr<Dim> from =
+            countOf(r.getGraph(), pad ? Domain::dst : Domain::src, op);
+        FailureOr<Dim> to =
+            countOf(r.getGraph(), pad ? Domain::src : Domain::dst, op);
+        Shape in = get(r.getInput());
+        if (failed(from) || failed(to) || in.empty() ||
+            failed(unify(in[0], *from, op)))
+          return failure();
+        set(r.getResult(), withRows(*to, in));
         return success();
       })
       .Case<SliceOp>([&](SliceOp s) -> LogicalResult {

@@ -303,7 +303,7 @@ TEST_P(AutodiffExample, MatchesFiniteDifferences) {
   ASSERT_TRUE(compileExample(c, ec.file, ec.entry, ec.defines));
   int64_t compared = 0;
   uint64_t seed = 1;
-  for (const TestGraph &g : kGraphs.ofKind(graphKindOf(*c.module, ec.entry))) {
+  for (const TestGraph &g : kGraphs.forEntry(*c.module, ec.entry)) {
     compared += checkGradients(*c.module, ec.entry, g, ec.spec, false, seed++);
     if (ec.hasDropout)
       compared += checkGradients(*c.module, ec.entry, g, ec.spec, true, seed++);
@@ -323,8 +323,7 @@ TEST_P(AutodiffExample, SubLayersMatchFiniteDifferences) {
     std::string name = func.getName().str();
     if (func->hasAttr("gnn.backward_of") || name == ec.entry)
       continue;
-    std::vector<TestGraph> graphs =
-        kGraphs.ofKind(graphKindOf(*c.module, name));
+    std::vector<TestGraph> graphs = kGraphs.forEntry(*c.module, name);
     checkGradients(*c.module, name, graphs.front(), ec.spec, ec.hasDropout, 3);
   }
 }
@@ -359,7 +358,7 @@ TEST_P(AutodiffExample, FusedBackwardComputesTheSame) {
   if (countOps(unfusedBackward, "gnn.scatter") > 0) {
     EXPECT_GT(countOps(fusedBackward, "gnn.aggregate"), 0);
   }
-  for (const TestGraph &g : kGraphs.ofKind(graphKindOf(*c.module, ec.entry))) {
+  for (const TestGraph &g : kGraphs.forEntry(*c.module, ec.entry)) {
     SCOPED_TRACE(g.name);
     auto func = c.module->lookupSymbol<mlir::func::FuncOp>(ec.entry);
     Args args;
@@ -412,7 +411,7 @@ TEST_P(AutodiffExtra, MatchesFiniteDifferences) {
   spec.dynamic["x_src"] = Count::Src;
   spec.dynamic["w"] = Count::Edges;
   uint64_t seed = 20;
-  for (const TestGraph &g : kGraphs.ofKind(graphKindOf(*c.module, entry))) {
+  for (const TestGraph &g : kGraphs.forEntry(*c.module, entry)) {
     checkGradients(*c.module, entry, g, spec, false, seed++);
     checkGradients(*c.module, entry, g, spec, true, seed++);
   }

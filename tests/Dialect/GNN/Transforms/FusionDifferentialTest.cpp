@@ -196,7 +196,7 @@ TEST_P(FusionDifferential, InferenceMatchesUnfused) {
   const ExampleCase &ec = GetParam();
   Compiled c;
   ASSERT_TRUE(compileExample(c, ec.file, ec.entry, ec.defines));
-  for (const TestGraph &g : kGraphs.ofKind(graphKindOf(*c.unfused, ec.entry)))
+  for (const TestGraph &g : kGraphs.forEntry(*c.unfused, ec.entry))
     expectSame(c, g, ec.spec, /*training=*/false);
 }
 
@@ -204,8 +204,7 @@ TEST_P(FusionDifferential, TrainingMatchesUnfused) {
   const ExampleCase &ec = GetParam();
   Compiled c;
   ASSERT_TRUE(compileExample(c, ec.file, ec.entry, ec.defines));
-  std::vector<TestGraph> graphs =
-      kGraphs.ofKind(graphKindOf(*c.unfused, ec.entry));
+  std::vector<TestGraph> graphs = kGraphs.forEntry(*c.unfused, ec.entry);
   for (const TestGraph &g : graphs)
     expectSame(c, g, ec.spec, /*training=*/true, /*seed=*/2);
   if (!ec.hasDropout)
@@ -311,7 +310,7 @@ TEST_P(FusionDifferentialExtra, FusesAndMatchesUnfused) {
   ArgSpec spec;
   spec.dynamic["x_src"] = Count::Src;
   spec.dynamic["w"] = Count::Edges;
-  for (const TestGraph &g : kGraphs.ofKind(graphKindOf(*c.unfused, entry))) {
+  for (const TestGraph &g : kGraphs.forEntry(*c.unfused, entry)) {
     expectSame(c, g, spec, /*training=*/false, 8);
     expectSame(c, g, spec, /*training=*/true, 9);
   }

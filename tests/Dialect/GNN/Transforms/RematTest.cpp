@@ -217,7 +217,7 @@ TEST_P(RematExample, GradientsMatchTheReference) {
     }
   int64_t checked = 0;
   uint64_t seed = 1;
-  for (const TestGraph &g : kGraphs.ofKind(graphKindOf(*reference, ec.entry))) {
+  for (const TestGraph &g : kGraphs.forEntry(*reference, ec.entry)) {
     for (bool training : {false, true}) {
       if (training && !ec.hasDropout)
         continue;

@@ -639,6 +639,32 @@ LogicalResult ConcatOp::verify() {
   return success();
 }
 
+/// gnn.dst_rows and gnn.pad_dst_rows: dense tensors whose first axis is a
+/// vertex count of the graph (known at run time), the rest the same.
+static LogicalResult verifyRowPrefix(Operation *op, Value input, Value result) {
+  DomainTensorType in = tensorOf(input), out = tensorOf(result);
+  if (in.getDomain() != Domain::dense || out.getDomain() != Domain::dense)
+    return op->emitOpError("needs dense tensors");
+  if (failed(sameElement(op, in, out)))
+    return failure();
+  if (in.getRank() < 1 || in.getRank() != out.getRank())
+    return op->emitOpError("needs tensors of the same rank, at least 1");
+  if (!ShapedType::isDynamic(in.getShape()[0]) ||
+      !ShapedType::isDynamic(out.getShape()[0]))
+    return op->emitOpError("needs a first axis of vertices ('?')");
+  if (in.getShape().drop_front() != out.getShape().drop_front())
+    return op->emitOpError("keeps every axis but the first");
+  return success();
+}
+
+LogicalResult DstRowsOp::verify() {
+  return verifyRowPrefix(*this, getInput(), getResult());
+}
+
+LogicalResult PadDstRowsOp::verify() {
+  return verifyRowPrefix(*this, getInput(), getResult());
+}
+
 LogicalResult SliceOp::verify() {
   DomainTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
   if (in.getDomain() != out.getDomain() || failed(sameElement(*this, in, out)))

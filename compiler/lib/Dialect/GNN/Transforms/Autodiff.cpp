@@ -698,6 +698,19 @@ LogicalResult Differentiator::vjp(Operation *op) {
                b.create<TransposeOp>(loc, o.getInput().getType(), dy));
     return success();
   }
+  // The destination rows of a block's sources and their transpose: the
+  // gradient of the first N_dst rows goes back to them, the other rows of
+  // the sources get zeros.
+  if (auto o = dyn_cast<DstRowsOp>(op)) {
+    accumulate(o.getInput(), b.create<PadDstRowsOp>(loc, o.getInput().getType(),
+                                                    o.getGraph(), dy));
+    return success();
+  }
+  if (auto o = dyn_cast<PadDstRowsOp>(op)) {
+    accumulate(o.getInput(), b.create<DstRowsOp>(loc, o.getInput().getType(),
+                                                 o.getGraph(), dy));
+    return success();
+  }
   if (auto o = dyn_cast<DropoutOp>(op)) {
     // The same seed and probability draw the same mask.
     accumulate(o.getInput(),

@@ -148,7 +148,8 @@ double flopsPerRow(Operation *op) {
   Value result = op->getResult(0);
   double n = static_cast<double>(rowElements(tensorOf(result)));
   if (isa<GatherOp, ReshapeOp, TransposeOp, ConcatOp, SliceOp, SplatOp,
-          BroadcastLikeOp, AttachOp, CollectOp, ConstantOp>(op))
+          BroadcastLikeOp, AttachOp, CollectOp, ConstantOp, DstRowsOp,
+          PadDstRowsOp>(op))
     return 0;
   if (auto u = dyn_cast<UnaryOp>(op)) {
     switch (u.getFn()) {
@@ -190,7 +191,8 @@ double flopsPerRow(Operation *op) {
 bool isFree(Operation *op) {
   return isa<ConstantOp, AttachOp, CollectOp, ReshapeOp, TransposeOp,
              BroadcastLikeOp, InDegreeOp, OutDegreeOp, NumVerticesOp,
-             NumEdgesOp, GraphSizesOp, RelationOp, SplatOp>(op);
+             NumEdgesOp, GraphSizesOp, RelationOp, SplatOp, DstRowsOp,
+             PadDstRowsOp>(op);
 }
 
 /// Ops that reduce over a graph's edges or vertices: a per-vertex or dense
@@ -256,7 +258,19 @@ DenseSet<Value> adjointValues(func::FuncOp backward) {
 /// that costs nothing to keep instead: an argument, a value of the
 /// backward itself, or a view. (The vector-Jacobian product of a reduction
 /// broadcasts to its input's shape, and the input itself is rarely needed.)
+/// A type says the shape only where every `?` is the same count: not in a
+/// function of several graphs (each has its own vertex counts), nor where
+/// a block's destination rows are taken from its source rows.
 void substituteShapeOperands(func::FuncOp backward) {
+  unsigned graphs = llvm::count_if(backward.getArgumentTypes(), [](Type t) {
+    return isa<GraphType>(t);
+  });
+  bool severalCounts = graphs > 1;
+  backward.walk([&](Operation *op) {
+    severalCounts |= isa<DstRowsOp, PadDstRowsOp>(op);
+  });
+  if (severalCounts)
+    return;
   DenseSet<Value> adjoint = adjointValues(backward);
   Block &body = backward.getBody().front();
   // The cheapest value of each type seen so far: 0 argument, 1 adjoint,

@@ -40,6 +40,12 @@ constexpr llvm::StringLiteral kNameAttrName = "gnn.name";
 /// one string per dimension ("N", "E", "16"), so that run-time sizes can be
 /// checked against the graph.
 constexpr llvm::StringLiteral kDimsAttrName = "gnn.dims";
+/// The argument attribute of a block argument that names its sizes in the
+/// source (`g1: Block[N0, N1]`): its sources, its destinations and, when
+/// named, its edges ("N0", "N1"). `gnn.dims` of the other arguments use the
+/// same names, and two blocks that share a name must agree on that size
+/// (the second block's sources are the first block's destinations).
+constexpr llvm::StringLiteral kSizesAttrName = "gnn.sizes";
 /// Function attribute: "layer" or "model".
 constexpr llvm::StringLiteral kKindAttrName = "gnn.kind";
 /// Function attribute of a backward function written by gnn-autodiff: the

@@ -527,6 +527,47 @@ def GNN_SliceOp : GNN_Op<"slice"> {
   let hasVerifier = 1;
 }
 
+def GNN_DstRowsOp : GNN_Op<"dst_rows"> {
+  let summary = "the rows of a block's destinations among its sources";
+  let description = [{
+    A sampled block lists its destinations first among its sources: source
+    `i` is destination `i` for `i < N_dst`. Given a dense tensor with one
+    row per source (`[N_src, ...]`), returns its first `N_dst` rows
+    (`[N_dst, ...]`), the destinations' own rows. `g.dst_rows(x)` in the
+    language; on a homogeneous graph MLIRGen writes nothing (every vertex
+    is a destination).
+
+    ```mlir
+    %d = gnn.dst_rows %g, %x : !gnn.graph<block>, !gnn.tensor<dense, ?x16xf32> -> !gnn.tensor<dense, ?x16xf32>
+    ```
+  }];
+  let arguments = (ins GNN_Graph:$graph, GNN_AnyTensor:$input);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = [{
+    $graph `,` $input attr-dict `:` type($graph) `,` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def GNN_PadDstRowsOp : GNN_Op<"pad_dst_rows"> {
+  let summary = "destination rows placed among a block's sources";
+  let description = [{
+    The transpose of `gnn.dst_rows`, written by `gnn-autodiff`: given a
+    dense `[N_dst, ...]` tensor, returns the `[N_src, ...]` tensor whose
+    first `N_dst` rows are the input and whose other rows are zero.
+
+    ```mlir
+    %p = gnn.pad_dst_rows %g, %dy : !gnn.graph<block>, !gnn.tensor<dense, ?x16xf32> -> !gnn.tensor<dense, ?x16xf32>
+    ```
+  }];
+  let arguments = (ins GNN_Graph:$graph, GNN_AnyTensor:$input);
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = [{
+    $graph `,` $input attr-dict `:` type($graph) `,` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def GNN_TransposeOp : GNN_Op<"transpose"> {
   let summary = "swap the two axes of a matrix";
   let description = [{
