@@ -95,47 +95,41 @@ int64_t MiniBatch::numSampledEdges() const {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Vertex id -> local id, open addressing with linear probing. A slot is in
-/// use when its stamp is the table's current one, so clearing is O(1).
+/// Vertex id -> local id, open addressing with linear probing over 8-byte
+/// slots (vertex ids and local ids are below 2^31). The table is sized for
+/// what one hop is expected to hold and doubles when it is half full; a
+/// small table stays in cache, which matters more than anything else here.
 class IdTable {
 public:
-  /// Empties the table and makes room for `expected` keys at load <= 1/2.
+  /// Empties the table, sized for `expected` keys at load <= 1/2.
   void reset(int64_t expected) {
-    uint64_t want = 64;
-    while (want < static_cast<uint64_t>(expected) * 2)
-      want *= 2;
-    if (want > Slots.size()) {
-      Slots.assign(want, Slot{});
-      Current = 0;
-    }
-    Mask = Slots.size() - 1;
-    if (++Current == 0) {
-      for (Slot &s : Slots)
-        s.Stamp = 0;
-      Current = 1;
-    }
+    uint64_t cap = 64;
+    while (cap < static_cast<uint64_t>(expected) * 2)
+      cap *= 2;
+    resize(cap);
   }
 
   /// Starts loading the slot where `key` would be looked up first.
   void prefetch(int64_t key) const {
-    __builtin_prefetch(&Slots[rt::fmix64(static_cast<uint64_t>(key)) & Mask],
-                       1);
+    __builtin_prefetch(&Slots[slotOf(key)], 1);
   }
 
   /// The local id of `key`, inserting `next` when it is new (then
   /// `inserted` is set).
   int64_t findOrInsert(int64_t key, int64_t next, bool &inserted) {
-    uint64_t i = rt::fmix64(static_cast<uint64_t>(key)) & Mask;
+    uint64_t i = slotOf(key);
+    auto k = static_cast<int32_t>(key);
     while (true) {
       Slot &s = Slots[i];
-      if (s.Stamp != Current) {
-        s.Stamp = Current;
-        s.Key = key;
-        s.Value = static_cast<uint32_t>(next);
+      if (s.Key == kEmpty) {
         inserted = true;
+        s.Key = k;
+        s.Value = static_cast<uint32_t>(next);
+        if (++Size * 2 > static_cast<int64_t>(Cap))
+          grow();
         return next;
       }
-      if (s.Key == key) {
+      if (s.Key == k) {
         inserted = false;
         return s.Value;
       }
@@ -145,13 +139,45 @@ public:
 
 private:
   struct Slot {
-    int64_t Key = 0;
-    uint32_t Value = 0;
-    uint32_t Stamp = 0;
+    int32_t Key;
+    uint32_t Value;
   };
-  std::vector<Slot> Slots;
-  uint64_t Mask = 0;
-  uint32_t Current = 0;
+  static constexpr int32_t kEmpty = -1;
+
+  /// Fibonacci hashing: the top bits of key * 2^64 / golden ratio.
+  uint64_t slotOf(int64_t key) const {
+    return (static_cast<uint64_t>(key) * rt::kSplitMixGamma) >> Shift;
+  }
+
+  void resize(uint64_t cap) {
+    if (Slots.size() < cap)
+      Slots.resize(cap);
+    Cap = cap;
+    Mask = cap - 1;
+    Shift = 64 - static_cast<unsigned>(__builtin_ctzll(cap));
+    Size = 0;
+    std::fill(Slots.begin(), Slots.begin() + cap, Slot{kEmpty, 0});
+  }
+
+  /// Doubles the capacity and inserts the keys again.
+  void grow() {
+    Old.assign(Slots.begin(), Slots.begin() + Cap);
+    resize(Cap * 2);
+    for (const Slot &o : Old) {
+      if (o.Key == kEmpty)
+        continue;
+      uint64_t i = slotOf(o.Key);
+      while (Slots[i].Key != kEmpty)
+        i = (i + 1) & Mask;
+      Slots[i] = o;
+      ++Size;
+    }
+  }
+
+  std::vector<Slot> Slots, Old;
+  uint64_t Cap = 0, Mask = 0;
+  unsigned Shift = 64;
+  int64_t Size = 0;
 };
 } // namespace
 
@@ -173,7 +199,8 @@ SamplerScratch &SamplerScratch::operator=(SamplerScratch &&) noexcept = default;
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Chooses k distinct offsets of [0, n) (k < n) into `out`, sorted.
+/// Chooses k distinct offsets of [0, n) (k < n) into `out`, in the order
+/// drawn.
 void chooseDistinct(uint64_t key, int64_t n, int64_t k,
                     std::vector<int64_t> &out, std::vector<int64_t> &tmp) {
   out.clear();
@@ -197,7 +224,6 @@ void chooseDistinct(uint64_t key, int64_t n, int64_t k,
     }
     out.assign(tmp.begin(), tmp.begin() + k);
   }
-  std::sort(out.begin(), out.end());
 }
 } // namespace
 
@@ -429,8 +455,9 @@ Status NeighborSampler::sample(const std::vector<int64_t> &seeds,
       b.Ptr.push_back(static_cast<int64_t>(b.Src.size()));
     }
     // Pass 2: relabel, destinations first, with the table's slots loaded a
-    // few keys ahead.
-    s.Table.reset(b.NumDst + b.numEdges());
+    // few keys ahead. Sampled sources repeat (neighbourhoods overlap), so
+    // the table starts smaller than the edge count and grows if it must.
+    s.Table.reset(b.NumDst + b.numEdges() / 4);
     b.SrcIds = b.DstIds;
     bool inserted;
     for (int64_t j = 0; j < b.NumDst; ++j) {
