@@ -26,8 +26,10 @@ namespace gnnc::sample {
 using namespace detail;
 
 /// How far ahead the loops load what they will need: a destination's
-/// offsets, its row, a relabelling slot.
-static constexpr int64_t kPtrAhead = 16, kRowAhead = 8, kSlotAhead = 12;
+/// offsets, its row, a relabelling slot; and how many destinations behind
+/// the drawing a drawn position is resolved to its source.
+static constexpr int64_t kPtrAhead = 16, kRowAhead = 8, kSlotAhead = 12,
+                         kResolveBehind = 4;
 
 //===----------------------------------------------------------------------===//
 // GraphView, Block, MiniBatch
@@ -259,10 +261,23 @@ struct HopContext {
   SamplerScratch::Impl &S;
   Block &B;
 
+  /// Records edge position `pos`; `resolve` turns positions into sources
+  /// (and edge ids) later, once their cache lines have arrived.
   void emit(int64_t pos) {
-    B.Src.push_back(G.InSrc[pos]);
-    if (O.KeepEdgeIds)
-      B.EdgeId.push_back(G.InEdge ? G.InEdge[pos] : pos);
+    __builtin_prefetch(G.InSrc + pos);
+    B.Src.push_back(pos);
+  }
+
+  /// Replaces the positions in B.Src[from, to) by their sources, and
+  /// records their edge ids.
+  void resolve(int64_t from, int64_t to) {
+    int64_t *src = B.Src.data();
+    for (int64_t e = from; e < to; ++e) {
+      int64_t pos = src[e];
+      if (O.KeepEdgeIds)
+        B.EdgeId.push_back(G.InEdge ? G.InEdge[pos] : pos);
+      src[e] = G.InSrc[pos];
+    }
   }
 
   void sampleRow(int64_t v) {
@@ -440,7 +455,9 @@ Status NeighborSampler::sample(const std::vector<int64_t> &seeds,
                    b};
     // Pass 1: draw the edges, sources as original ids. The offsets of the
     // destinations a little ahead, and their rows, are loaded early: the
-    // rows are scattered over the graph.
+    // rows are scattered over the graph. A drawn edge is first recorded as
+    // its position, whose source is loaded ahead, and resolved to the
+    // source kResolveBehind destinations later, when it has arrived.
     const int64_t *d = b.DstIds.data();
     for (int64_t j = 0; j < b.NumDst; ++j) {
       if (j + kPtrAhead < b.NumDst)
@@ -453,7 +470,11 @@ Status NeighborSampler::sample(const std::vector<int64_t> &seeds,
       }
       ctx.sampleRow(d[j]);
       b.Ptr.push_back(static_cast<int64_t>(b.Src.size()));
+      if (j >= kResolveBehind)
+        ctx.resolve(b.Ptr[j - kResolveBehind], b.Ptr[j - kResolveBehind + 1]);
     }
+    ctx.resolve(b.Ptr[std::max<int64_t>(b.NumDst - kResolveBehind, 0)],
+                b.numEdges());
     // Pass 2: relabel, destinations first, with the table's slots loaded a
     // few keys ahead. Sampled sources repeat (neighbourhoods overlap), so
     // the table starts smaller than the edge count and grows if it must.
