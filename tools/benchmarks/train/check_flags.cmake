@@ -74,3 +74,23 @@ set(data "${nonfinite}")
 expect_error("${nonfinite}/x.npy: element [0, 1] is nan (non-finite values are rejected); --allow-nonfinite accepts them")
 expect_error("${nonfinite}: 2 features and 2 classes, but the gcn model for cora was compiled for 1433 and 7"
              --allow-nonfinite)
+
+# The mini-batch flags.
+set(data "${missing}")
+expect_error("--fanouts: '0' is not a fanout (an integer in [1, 1000000], or -1 for every neighbour)"
+             --minibatch --fanouts 25,0)
+expect_error("--fanouts: '' is not a fanout (an integer in [1, 1000000], or -1 for every neighbour)"
+             --minibatch --fanouts 25,)
+expect_error("--eval-fanouts: '-2' is not a fanout (an integer in [1, 1000000], or -1 for every neighbour)"
+             --minibatch --eval-fanouts -2,5)
+expect_error("--batch-size: 0 ${range} [1, 1073741824])" --minibatch --batch-size 0)
+expect_error("--workers: 257 ${range} [0, 256])" --minibatch --workers 257)
+expect_error("--prefetch: 0 ${range} [1, 1024])" --minibatch --prefetch 0)
+expect_error("--sampler: expected neighbor or labor, got 'uniform'"
+             --minibatch --sampler uniform)
+expect_error("--minibatch: GraphSAGE2Block has two layers, so --fanouts (and --eval-fanouts) need two values, got '15,10,5'"
+             --minibatch --model sage --fanouts 15,10,5)
+expect_error("--minibatch: no compiled block model for --model gcn --dataset cora (models: sage, gat (on cora))"
+             --minibatch --model gcn)
+expect_error("${missing}: cannot open: no such file or directory"
+             --minibatch --model gat --workers 0 --prefetch 1024 --batch-size 1073741824)

@@ -1,0 +1,109 @@
+//===- MiniBatch.h - gnnc-train --minibatch -------------------------------===//
+//
+// Part of gnnc. Mini-batch training of the two-block examples
+// (dsl-examples/sage2_block.gnn, gat2_block.gnn) through gnnc_sample's
+// pipeline: seeds from the training vertices, one sampled Block per layer,
+// the features of the input vertices, then the compiled F_train /
+// F_backward on the blocks and an Adam step per batch. Evaluation runs the
+// inference entry point on full-neighbourhood blocks of the validation and
+// test vertices (or sampled ones, --eval-fanouts).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GNNC_TRAIN_MINIBATCH_H
+#define GNNC_TRAIN_MINIBATCH_H
+
+#include "gnnc/runtime/Abi.h"
+#include "gnnc/runtime/Graph.h"
+#include "gnnc/runtime/Status.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gnnc::train {
+
+/// A full-graph model's inference entry point and parameter table: the
+/// reference that --check-blocks compares the block model with.
+struct FullModel {
+  int NumParams = 0;
+  const char *const *Paths = nullptr;
+  const int64_t *NumElements = nullptr;
+  rt::Status (*Forward)(const rt::Graph &g, const float *x,
+                        float *const *params, float *out,
+                        void *workspace) = nullptr;
+  std::size_t (*Workspace)(const rt::Graph &g) = nullptr;
+};
+
+struct MiniBatchArgs {
+  std::string Model = "sage", Dataset = "cora", DataPath;
+  std::vector<int64_t> Fanouts = {25, 10};
+  /// Fanouts of evaluation; empty: every neighbour (-1 per layer).
+  std::vector<int64_t> EvalFanouts;
+  std::string Sampler = "neighbor"; // or "labor"
+  int64_t BatchSize = 256, EvalBatchSize = 1024;
+  int Workers = 1, Prefetch = 4;
+  int Epochs = 200, Seeds = 1, LogEvery = 1;
+  uint64_t FirstSeed = 0;
+  bool Quiet = false, Normalize = true, AllowNonFinite = false;
+  double LearningRate = -1, WeightDecay = -1; // < 0: the model's default
+  double CheckMinTestAcc = -1;
+  /// Instead of training: compare the block model on full-neighbourhood
+  /// blocks with the full-graph model on the seeds, with the same
+  /// parameters, and fail above this relative difference.
+  bool CheckBlocks = false;
+  double CheckTolerance = 1e-4;
+};
+
+/// The initialiser name and its argument of a parameter's `kInits` entry:
+/// "glorot" -> ("glorot", 0), "normal(0.1)" or "normal(std=0.1)" ->
+/// ("normal", 0.1).
+inline void splitInit(std::string_view text, std::string &name, double &arg) {
+  arg = 0.0;
+  size_t open = text.find('(');
+  name = std::string(text.substr(0, open));
+  if (open == std::string_view::npos)
+    return;
+  std::string inside(text.substr(open + 1));
+  size_t eq = inside.find('=');
+  if (eq != std::string::npos)
+    inside = inside.substr(eq + 1);
+  arg = std::strtod(inside.c_str(), nullptr);
+}
+
+/// The mean of the last (up to) five losses: dropout makes single epochs
+/// noisy.
+inline double recentLoss(const std::vector<double> &losses) {
+  size_t tail = losses.size() < 5 ? losses.size() : 5;
+  double sum = 0.0;
+  for (size_t i = losses.size() - tail; i < losses.size(); ++i)
+    sum += losses[i];
+  return tail ? sum / static_cast<double>(tail) : 0.0;
+}
+
+/// Mean and (population) standard deviation of `xs` (not empty).
+inline void meanStd(const std::vector<double> &xs, double &mean, double &sd) {
+  mean = 0.0;
+  for (double x : xs)
+    mean += x;
+  mean /= static_cast<double>(xs.size());
+  double var = 0.0;
+  for (double x : xs)
+    var += (x - mean) * (x - mean);
+  sd = std::sqrt(var / static_cast<double>(xs.size()));
+}
+
+/// Runs --minibatch; the process's exit status. `full` is the full-graph
+/// model of the same architecture and dataset (for --check-blocks), or
+/// null.
+int runMiniBatch(const MiniBatchArgs &args, const FullModel *full);
+
+/// The names runMiniBatch knows ("sage", "gat") for the usage text.
+const char *miniBatchModels();
+
+} // namespace gnnc::train
+
+#endif // GNNC_TRAIN_MINIBATCH_H
