@@ -17,6 +17,11 @@ Run through tools/bench (which installs what is missing first):
                                 (tools/benchmarks/dist/run.py): its section
                                 of docs/benchmarks.md and
                                 docs/benchmarks/dist-results.json
+    tools/bench --sampling      mini-batch sampling throughput of gnnc_sample
+                                against DGL GraphBolt and PyG
+                                (tools/benchmarks/sampling/run.py): its
+                                section of docs/benchmarks.md and
+                                docs/benchmarks/sampling-results.json
 
 Steps: build gnnc (gnnc, gnnc_ops, gnnc_runtime) and install it as a CMake
 package; configure tools/benchmarks/ against it with one gnnc_add_model
@@ -780,6 +785,11 @@ def main():
         # gnnc_dist's gather benchmarks have their own driver.
         rest = [a for a in sys.argv[1:] if a != "--dist"]
         os.execv(sys.executable, [sys.executable, str(HERE / "dist" / "run.py")] + rest)
+    if "--sampling" in sys.argv[1:]:
+        # Mini-batch sampling against GraphBolt and PyG has its own driver.
+        rest = [a for a in sys.argv[1:] if a != "--sampling"]
+        os.execv(sys.executable, [sys.executable, str(HERE / "sampling" / "run.py")]
+                 + rest)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="the smoke run")
     ap.add_argument("--full", action="store_true", help="the full run (default)")
@@ -818,6 +828,10 @@ def main():
                     help="gnnc_dist's gather throughput over MPI ranks instead "
                     "(tools/benchmarks/dist/run.py; with --quick, a smoke run; "
                     "see run.py --help)")
+    ap.add_argument("--sampling", action="store_true",
+                    help="mini-batch sampling throughput against DGL GraphBolt and "
+                    "PyG instead (tools/benchmarks/sampling/run.py; with --quick, a "
+                    "smoke run; see run.py --help)")
     args = ap.parse_args()
     if args.quick and args.full:
         ap.error("--quick and --full exclude each other")

@@ -990,6 +990,11 @@ def write(data, doc, assets):
     if dist:
         w(dist_section(dist, dist_plots(dist, assets)))
 
+    # Mini-batch sampling (tools/bench --sampling), from its own JSON.
+    samp = load_sampling(assets)
+    if samp:
+        w(sampling_section(samp, sampling_plots(samp, assets)))
+
     # The GPU.
     w("## GPU\n")
     w("This page measures the CPU only. gnnc's CUDA backend (`--target=cuda`, "
@@ -1691,6 +1696,519 @@ def update_dist(d, doc, assets):
     text = doc.read_text() if doc.exists() else "# Benchmarks\n"
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(splice_dist(text, section))
+
+
+# --------------------------------------------------------------------------
+# Mini-batch sampling (tools/bench --sampling: tools/benchmarks/sampling/run.py)
+# --------------------------------------------------------------------------
+
+SAMPLING_HEADING = "## Mini-batch sampling throughput"
+SAMPLING_JSON = "sampling-results.json"
+SAMPLING_IMPLS = ["gnnc", "graphbolt", "pyg"]
+SAMPLING_TITLES = {"gnnc": "gnnc", "graphbolt": "GraphBolt", "pyg": "PyG"}
+SAMPLING_COLORS = {"gnnc": "#1f77b4", "graphbolt": "#2ca02c", "pyg": "#d62728"}
+# gnnc's sampled edges per second against GraphBolt's (sampling only).
+SAMPLING_TARGET = 3.0
+
+
+def load_sampling(assets):
+    """The JSON of the last `tools/bench --sampling` beside the assets, or None."""
+    path = pathlib.Path(assets) / SAMPLING_JSON
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except ValueError:
+        return None
+
+
+def sampling_run(graph_result, impl, fanouts, threads, fetch):
+    """One configuration's record (None when it did not run)."""
+    r = graph_result.get("impls", {}).get(impl) or {}
+    if not r.get("ok"):
+        return None
+    for run in r.get("runs", []):
+        if (run["fanouts"] == list(fanouts) and bool(run["fetch"]) == bool(fetch)
+                and run.get("workers", run.get("threads")) == threads):
+            return run
+    return None
+
+
+def fmeps(x):
+    """Edges (or rows) per second in millions."""
+    if x is None:
+        return "–"
+    return "%.3g M" % (x / 1e6)
+
+
+def fbps(x):
+    if x is None:
+        return "–"
+    return "%.3g" % x if x < 1000 else "{:,.0f}".format(x)
+
+
+def sampling_ratio(a, b, key):
+    if not a or not b or not b.get(key):
+        return None
+    return a[key] / b[key]
+
+
+def sampling_configs(d):
+    """(graph result, fanouts, threads) in the order of the tables."""
+    out = []
+    for g in d.get("results", []):
+        for f in d.get("fanouts", []):
+            fl = [int(x) for x in f.split(",")]
+            for t in d.get("threads", []):
+                out.append((g, fl, t))
+    return out
+
+
+def sampling_versions(d):
+    p = d.get("probe", {})
+    parts = []
+    if p.get("dgl"):
+        parts.append("DGL %s (GraphBolt; torchdata %s)" % (p["dgl"], p.get("torchdata", "?")))
+    if p.get("pyg"):
+        parts.append("PyG %s with %s" % (p["pyg"], p.get("pyg_backend") or "no sampler"))
+    if p.get("torch"):
+        parts.append("PyTorch %s" % p["torch"])
+    if p.get("numpy"):
+        parts.append("NumPy %s" % p["numpy"])
+    if p.get("python"):
+        parts.append("Python %s" % p["python"])
+    return parts
+
+
+def sampling_max_load(d):
+    """The highest 1-minute load average seen at the start or end of any
+    benchmark process of the run."""
+    loads = []
+    for g in d.get("results", []) + d.get("check_runs", []):
+        for r in g.get("impls", {}).values():
+            la = r.get("launch") or {}
+            for key in ("loadavg_start", "loadavg_end"):
+                if la.get(key):
+                    loads.append(float(la[key][0]))
+    m = d.get("machine", {})
+    for key in ("loadavg_start", "loadavg_end"):
+        if m.get(key):
+            loads.append(float(m[key][0]))
+    return max(loads) if loads else None
+
+
+def sampling_summary(d):
+    """Lines: gnnc against each anchor (sampled edges/s, sampling only), and
+    the target."""
+    out = []
+    for impl in SAMPLING_IMPLS[1:]:
+        rs = []
+        for g, fl, t in sampling_configs(d):
+            r = sampling_ratio(sampling_run(g, "gnnc", fl, t, False),
+                               sampling_run(g, impl, fl, t, False), "median_edges_per_s")
+            if r:
+                rs.append((r, g["graph"], fl, t))
+        if not rs:
+            out.append("gnnc / %s: no pair measured" % SAMPLING_TITLES[impl])
+            continue
+        lo, hi = min(rs), max(rs)
+        line = ("gnnc / %s, sampled edges/s (sampling only): geometric mean %s over %d "
+                "configurations, from %s (%s %s, %d thread%s) to %s (%s %s, %d thread%s)"
+                % (SAMPLING_TITLES[impl], fratio(geomean([r[0] for r in rs])), len(rs),
+                   fratio(lo[0]), lo[1], ",".join(map(str, lo[2])), lo[3],
+                   "" if lo[3] == 1 else "s",
+                   fratio(hi[0]), hi[1], ",".join(map(str, hi[2])), hi[3],
+                   "" if hi[3] == 1 else "s"))
+        if impl == "graphbolt":
+            met = sum(1 for r in rs if r[0] >= SAMPLING_TARGET)
+            line += "; >= %gx in %d of %d" % (SAMPLING_TARGET, met, len(rs))
+        out.append(line)
+    return out
+
+
+def sampling_plots(d, assets):
+    """The PNG of the section; {name: path relative to the doc}."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return {}
+    assets = pathlib.Path(assets)
+    configs = [(g, fl) for g in d.get("results", []) for fl in
+               [[int(x) for x in f.split(",")] for f in d.get("fanouts", [])]]
+    threads = d.get("threads", [])
+    if not configs or not threads:
+        return {}
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.6), squeeze=False)
+    series = [(impl, t) for impl in SAMPLING_IMPLS for t in threads]
+    bw = 0.8 / len(series)
+    for k, (fetch, title) in enumerate(((False, "sampling only"),
+                                        (True, "sampling + feature fetch (%d floats)"
+                                         % d.get("dim", 0)))):
+        ax = axes[0][k]
+        any_bar = False
+        for j, (impl, t) in enumerate(series):
+            xs, ys = [], []
+            for i, (g, fl) in enumerate(configs):
+                r = sampling_run(g, impl, fl, t, fetch)
+                if r and r.get("median_edges_per_s"):
+                    xs.append(i + (j - (len(series) - 1) / 2) * bw)
+                    ys.append(r["median_edges_per_s"] / 1e6)
+            if xs:
+                any_bar = True
+                ax.bar(xs, ys, bw, color=SAMPLING_COLORS[impl],
+                       alpha=1.0 if t == threads[0] else 0.55,
+                       hatch=None if t == threads[0] else "//",
+                       label="%s, %d thread%s" % (SAMPLING_TITLES[impl], t,
+                                                  "" if t == 1 else "s"))
+        ax.set_xticks(range(len(configs)))
+        ax.set_xticklabels(["%s\n%s" % (g["graph"], ",".join(map(str, fl)))
+                            for g, fl in configs], fontsize=8)
+        ax.set_ylabel("sampled edges/s (millions, median)")
+        ax.set_yscale("log")
+        ax.set_title(title, fontsize=10)
+        ax.grid(axis="y", alpha=0.3, which="both")
+        if any_bar:
+            ax.legend(fontsize=7, ncol=2)
+    fig.suptitle("Neighbour sampling, batch %d, uniform without replacement"
+                 % d.get("batch_size", 0), fontsize=11)
+    fig.tight_layout()
+    assets.mkdir(parents=True, exist_ok=True)
+    fig.savefig(assets / "sampling.png", dpi=110)
+    plt.close(fig)
+    return {"sampling.png": "%s/sampling.png" % assets.name}
+
+
+def sampling_table(d, fetch, key, fmt):
+    rows = []
+    for g, fl, t in sampling_configs(d):
+        runs = {i: sampling_run(g, i, fl, t, fetch) for i in SAMPLING_IMPLS}
+        if not any(runs.values()):
+            continue
+        row = [g["graph"], ",".join(map(str, fl)), t]
+        for i in SAMPLING_IMPLS:
+            row.append(fmt(runs[i][key]) if runs[i] else sampling_missing(g, i))
+        for i in SAMPLING_IMPLS[1:]:
+            row.append(fratio(sampling_ratio(runs["gnnc"], runs[i], key)))
+        rows.append(row)
+    return table(["graph", "fanouts", "threads"] +
+                 [SAMPLING_TITLES[i] for i in SAMPLING_IMPLS] +
+                 ["gnnc / %s" % SAMPLING_TITLES[i] for i in SAMPLING_IMPLS[1:]],
+                 rows, ["l", "l", "r"] + ["r"] * (2 * len(SAMPLING_IMPLS) - 1))
+
+
+def sampling_missing(g, impl):
+    r = g.get("impls", {}).get(impl) or {}
+    if r.get("unavailable"):
+        return "not run"
+    if not r.get("ok"):
+        return "failed"
+    return "–"
+
+
+def sampling_section(d, made):
+    """The section "Mini-batch sampling throughput" (markdown, ending with one
+    newline) from the JSON of tools/bench --sampling."""
+    L = []
+    w = L.append
+    m = d.get("machine", {})
+    cores = m.get("cores") or 0
+    w(SAMPLING_HEADING + "\n")
+    w("<!-- Written by tools/bench --sampling (tools/benchmarks/sampling/run.py, "
+      "tools/benchmarks/report.py) from benchmarks/%s; rerun `tools/bench --sampling`. -->\n"
+      % SAMPLING_JSON)
+    if d.get("kind") != "full":
+        w("> **This is a %s run** (`%s`): it checks that the harness works; its "
+          "figures are not the doc's.\n" % (d.get("kind"), d.get("command")))
+    w("gnnc_sample's mini-batch pipeline (`ItemSampler` → `NeighborSampler` → "
+      "optional feature fetch, `gnnc/sample/Pipeline.h`) against DGL GraphBolt's "
+      "and PyG's CPU neighbour samplers on this machine (%s, %d cores, %s): "
+      "`tools/benchmarks/sampling/gnnc_sample_bench.cpp`, built against the %s, and "
+      "`tools/benchmarks/sampling/anchors.py` in a virtual environment of PyPI "
+      "packages (%s). One command regenerates this section, its plot and the raw "
+      "results (`benchmarks/%s`): `tools/bench --sampling` (run %s, %.1f minutes "
+      "with the build; load average %s at the start and %s at the end)."
+      % (m.get("cpu", "?"), cores, fbytes(m.get("mem_total_bytes")),
+         d.get("linked_against", "?"), "; ".join(sampling_versions(d)) or "none",
+         SAMPLING_JSON, d.get("date_utc", "?"), (d.get("wall_s") or 0) / 60,
+         " ".join(m.get("loadavg_start", [])), " ".join(m.get("loadavg_end", []))))
+    w("")
+    for impl, a in d.get("availability", {}).items():
+        if not a.get("ok"):
+            w("> **%s did not run**: %s\n" % (SAMPLING_TITLES.get(impl, impl),
+                                             a.get("reason", "?").replace("\n", " ")[:400]))
+    for g in d.get("results", []):
+        for impl, r in g.get("impls", {}).items():
+            if not r.get("ok") and not r.get("unavailable"):
+                w("> **%s failed on %s**: %s\n" % (
+                    SAMPLING_TITLES.get(impl, impl), g["graph"],
+                    str(r.get("error", "?")).replace("\n", " ")[:400]))
+    load = sampling_max_load(d)
+    if load is not None and cores and load > 0.5 * cores:
+        w("> **A shared machine.** The 1-minute load average reached %.2f on %d cores "
+          "during the run (read at the start and end of every benchmark process): "
+          "every figure includes that interference, and a second thread that waits "
+          "for a busy core gains little. The implementations run one after the "
+          "other on each graph, so their ratios are more robust than the absolute "
+          "rates.\n" % (load, cores))
+
+    # The target and the summary.
+    w("**In short** (sampled edges per second, medians; ratios measured in the "
+      "same run):\n")
+    for line in sampling_summary(d):
+        w("- " + line + ".")
+    w("")
+    rs = []
+    for g, fl, t in sampling_configs(d):
+        r = sampling_ratio(sampling_run(g, "gnnc", fl, t, False),
+                           sampling_run(g, "graphbolt", fl, t, False),
+                           "median_edges_per_s")
+        if r:
+            rs.append(r)
+    if rs:
+        met = all(r >= SAMPLING_TARGET for r in rs)
+        w("Target: at least %gx GraphBolt's sampled edges per second. **%s**: the "
+          "ratio is %s to %s over the %d graph × fanout × thread configurations "
+          "(sampling only).\n" % (
+              SAMPLING_TARGET, "met" if met else "not met", fratio(min(rs)),
+              fratio(max(rs)), len(rs)))
+
+    # Method.
+    w("### Method\n")
+    gm = d.get("graphs", {})
+    gdesc = []
+    for g in d.get("results", []):
+        meta = gm.get(g["graph"], {})
+        if meta.get("kind") == "rmat":
+            gdesc.append("%s (R-MAT, 2^%d = %s vertices, %s edges, edge factor %d, "
+                         "Graph500 parameters, the main harness' generator; %s vertices "
+                         "without in-edges)" % (g["graph"], meta["scale"], fcount(meta["N"]),
+                                                fcount(meta["E"]), meta["edge_factor"],
+                                                fcount(meta.get("zero_in_degree", 0))))
+        else:
+            gdesc.append("%s (%s vertices, %s edges, from `%s`)" % (
+                g["graph"], fcount(meta.get("N", 0)), fcount(meta.get("E", 0)),
+                meta.get("source", "?")))
+    w("- **Graphs**: %s; each stored once as a CSC by destination (int64 offsets "
+      "and sources, `build/bench-sampling-data/`), which every implementation "
+      "loads: gnnc as a `GraphView`, GraphBolt as `fused_csc_sampling_graph`, PyG "
+      "as `Data(edge_index)` sorted by destination. Self-loops and repeated edges "
+      "of R-MAT are kept: each is an edge to draw." % "; ".join(gdesc))
+    w("- **Seeds**: a fixed random permutation of the vertices; a run takes its "
+      "first P vertices (P the largest multiple of the batch size not above N) and "
+      "repeats them up to the run's length (%s; batches of %d seeds), the same file "
+      "for every implementation, batches taken in order." % (
+          ", ".join("%s %d batches" % (g["graph"], g["batches_per_rep"])
+                    for g in d.get("results", [])),
+          d.get("batch_size", 0)))
+    w("- **Sampling**: fanouts %s in DGL's order (outermost hop first: the seeds "
+      "get the last entry; PyG's `num_neighbors` starts at the seeds, so it gets "
+      "the list reversed), uniform, without replacement, batch size %d. gnnc: "
+      "`NeighborSampler` (`SamplerKind::Neighbor`) in a `Pipeline` with "
+      "`Workers` = the thread count, `Prefetch` 4, `Fetch` off for sampling only, "
+      "`KeepEdgeIds` %s. "
+      "GraphBolt: `ItemSampler(shuffle=False)` → `sample_neighbor` (→ "
+      "`fetch_feature`) through `gb.DataLoader(num_workers=0)`, "
+      "`torch.set_num_threads(threads)`. PyG: `NeighborLoader(shuffle=False, "
+      "num_workers=0)`, `torch.set_num_threads(threads)`."
+      % (" and ".join(d.get("fanouts", [])), d.get("batch_size", 0),
+         "on (blocks carry edge ids; GraphBolt's sampled subgraphs do not)"
+         if any((g["impls"].get("gnnc") or {}).get("keep_edge_ids")
+                for g in d.get("results", []))
+         else "off (GraphBolt's sampled subgraphs carry no edge ids either)"))
+    w("- **End to end**: the same, plus each batch's input vertices' rows of an "
+      "N × %d float32 feature matrix (uniform random, made before timing; %s for "
+      "the largest graph): gnnc through `localFeatures`, GraphBolt through "
+      "`TorchBasedFeature` in a `BasicFeatureStore`, PyG through `Data.x` "
+      "(NeighborLoader indexes it)." % (
+          d.get("dim", 0),
+          fbytes(max([gm.get(g["graph"], {}).get("N", 0) for g in d.get("results", [])]
+                     or [0]) * 4 * d.get("dim", 0))))
+    w("- **Timing**: one repetition is one pass over the run's seeds, from "
+      "creating the iterator (gnnc: `startEpoch`) to its end; the consumer only "
+      "counts the edges. Each implementation runs in its own process, one after "
+      "the other on each graph, with %d untimed warm-up pass(es) and %d timed ones "
+      "per configuration; the tables give the median. **Sampled edges** = the "
+      "edges of all blocks (subgraphs) of a batch, summed over the batches: gnnc "
+      "`MiniBatch::numSampledEdges`, GraphBolt the indices of every "
+      "`sampled_subgraphs[i].sampled_csc`, PyG the columns of the batch's "
+      "`edge_index`. edges/s and batches/s = those counts over the median "
+      "repetition's time." % (d.get("warmup", 0), d.get("reps", 0)))
+    loads = []
+    for g in d.get("results", []):
+        parts = []
+        for impl in SAMPLING_IMPLS:
+            la = ((g.get("impls", {}).get(impl) or {}).get("launch") or {})
+            if la.get("loadavg_start"):
+                parts.append("%s %s → %s" % (SAMPLING_TITLES[impl], la["loadavg_start"][0],
+                                             (la.get("loadavg_end") or ["?"])[0]))
+        if parts:
+            loads.append("%s: %s" % (g["graph"], ", ".join(parts)))
+    if loads:
+        w("- **Load**: the 1-minute load average at the start and end of each "
+          "process (%s cores): %s." % (cores, "; ".join(loads)))
+    w("- **Threads**: the machine has %d cores; gnnc's pipeline also has the "
+      "consumer's thread, which only waits. PyG's torch-sparse sampler is "
+      "sequential, so its 2-thread rows differ from its 1-thread rows only by "
+      "noise and PyTorch's own parallel ops." % cores)
+    w("")
+
+    # The equal-work check.
+    check = d.get("check", [])
+    if check:
+        w("### Equal work: sampled edges per batch\n")
+        w("Mean sampled edges per batch in the first pass over each graph's seeds "
+          "(1 thread, sampling only; %s run for this check alone), against gnnc's. "
+          "gnnc and GraphBolt "
+          "build the same blocks: each hop samples the in-edges of *every* "
+          "destination of the hop, the previous hop's sources included. PyG's "
+          "sampler expands each vertex only once, at the first hop that reaches it, "
+          "so its batches hold fewer edges for the same seeds and fanouts; its "
+          "edges/s counts the edges it does sample, and its batches/s is for "
+          "smaller batches.\n" % (" and ".join(
+              "%s (%d batches)" % (g["graph"], g["batches_per_rep"])
+              for g in d.get("check_runs", [])) or "no graph"))
+        rows = []
+        for r in check:
+            row = [r["graph"], ",".join(map(str, r["fanouts"])),
+                   "%.0f" % r["gnnc"] if r.get("gnnc") is not None else "–"]
+            for impl in SAMPLING_IMPLS[1:]:
+                if r.get(impl) is None:
+                    row.append("–")
+                else:
+                    ratio = r[impl + "_ratio"]
+                    row.append("%.0f (%+.1f%%%s)" % (
+                        r[impl], 100 * (ratio - 1),
+                        "" if abs(ratio - 1) <= 0.05 else ", beyond 5%"))
+            rows.append(row)
+        w(table(["graph", "fanouts", "gnnc"] +
+                [SAMPLING_TITLES[i] for i in SAMPLING_IMPLS[1:]], rows,
+                ["l", "l", "r", "r", "r"]))
+        w("")
+
+    # The tables.
+    w("### Sampling only: sampled edges per second\n")
+    w(sampling_table(d, False, "median_edges_per_s", fmeps))
+    w("")
+    w("### Sampling only: batches per second\n")
+    w(sampling_table(d, False, "median_batches_per_s", fbps))
+    w("")
+    if any(sampling_run(g, "gnnc", fl, t, True) or sampling_run(g, "graphbolt", fl, t, True)
+           for g, fl, t in sampling_configs(d)):
+        w("### End to end (sampling + %d-float feature fetch): sampled edges per "
+          "second\n" % d.get("dim", 0))
+        w(sampling_table(d, True, "median_edges_per_s", fmeps))
+        w("")
+        w("### End to end: batches per second\n")
+        w(sampling_table(d, True, "median_batches_per_s", fbps))
+        w("")
+    if "sampling.png" in made:
+        w("![sampling throughput](%s)\n" % made["sampling.png"])
+
+    # Whether each process had the cores it asked for.
+    rows = []
+    for g, fl, t in sampling_configs(d):
+        cells = [g["graph"], ",".join(map(str, fl)), t]
+        seen = False
+        for fetch in (False, True):
+            for impl in SAMPLING_IMPLS:
+                r = sampling_run(g, impl, fl, t, fetch)
+                if r and r.get("median_s") and r.get("median_cpu_s") is not None:
+                    cells.append(fpct(r["median_cpu_s"] / r["median_s"] / t))
+                    seen = True
+                else:
+                    cells.append("–")
+        if seen:
+            rows.append(cells)
+    if rows:
+        w("### CPU time against wall time\n")
+        w("Process CPU time over wall time of the median repetition, divided by the "
+          "thread count: 100% means every thread had a core all the time. Below "
+          "it, threads waited: for a core taken by other work on the machine (see "
+          "the load above), for each other, or (PyG's sequential sampler at 2 "
+          "threads: at most about 50%) for nothing to do. A 2-thread figure well "
+          "below 100% where 1 thread reached 100% measures the machine's other "
+          "load more than the implementation.\n")
+        w(table(["graph", "fanouts", "threads"] +
+                ["%s" % SAMPLING_TITLES[i] for i in SAMPLING_IMPLS] +
+                ["%s, fetch" % SAMPLING_TITLES[i] for i in SAMPLING_IMPLS], rows,
+                ["l", "l", "r"] + ["r"] * (2 * len(SAMPLING_IMPLS))))
+        w("")
+
+    # Mean edges per batch in the runs themselves, and gnnc's stage split.
+    w("### Per batch, and where gnnc's time goes\n")
+    w("Mean sampled edges and input vertices per batch in the timed runs "
+      "(sampling only, 1 thread), and gnnc's `PipelineReport` for its median "
+      "repetition: seconds summed over the threads that ran each stage, and the "
+      "consumer's wait inside `next()`.\n")
+    rows = []
+    t0 = (d.get("threads") or [1])[0]
+    for g in d.get("results", []):
+        for f in d.get("fanouts", []):
+            fl = [int(x) for x in f.split(",")]
+            cells = [g["graph"], f]
+            for impl in SAMPLING_IMPLS:
+                r = sampling_run(g, impl, fl, t0, False)
+                cells.append("%s / %s" % (fcount(round(r["sampled_edges"] / r["batches"])),
+                                          fcount(round(r["input_vertices"] / r["batches"])))
+                             if r and r.get("batches") else "–")
+            rows.append(cells)
+    w(table(["graph", "fanouts"] + ["%s edges / inputs" % SAMPLING_TITLES[i]
+                                    for i in SAMPLING_IMPLS], rows,
+            ["l", "l", "r", "r", "r"]))
+    w("")
+    rows = []
+    for g, fl, t in sampling_configs(d):
+        for fetch in (False, True):
+            r = sampling_run(g, "gnnc", fl, t, fetch)
+            if not r or not r.get("report"):
+                continue
+            p = r["report"]
+            rows.append([g["graph"], ",".join(map(str, fl)), t,
+                         "yes" if fetch else "no", ftime(r["median_s"]),
+                         ftime(p.get("sample_s")), ftime(p.get("fetch_s")),
+                         ftime(p.get("item_s")), ftime(p.get("wait_s")),
+                         fpct(r["median_cpu_s"] / r["median_s"] / max(1, t))
+                         if r.get("median_s") else "–"])
+    if rows:
+        w(table(["graph", "fanouts", "workers", "fetch", "epoch (median)", "sample",
+                 "fetch", "item", "consumer wait", "CPU / (wall × workers)"], rows,
+                ["l", "l", "r", "l", "r", "r", "r", "r", "r", "r"]))
+        w("")
+    return "\n".join(L).rstrip() + "\n"
+
+
+def splice_section(text, heading, section):
+    """`text` (a whole benchmarks.md) with the section under `heading`
+    replaced by `section`, or `section` inserted before "## GPU" (else at the
+    end)."""
+    lines = text.split("\n")
+    start = next((i for i, l in enumerate(lines) if l == heading), None)
+    sec = section.rstrip("\n").split("\n") + [""]
+    if start is not None:
+        end = next((i for i in range(start + 1, len(lines))
+                    if lines[i].startswith("## ")), len(lines))
+        body = lines[:start] + sec + lines[end:]
+    else:
+        at = next((i for i, l in enumerate(lines) if l == "## GPU"), None)
+        if at is None:
+            body = [l for l in lines] + ([""] if lines and lines[-1] else []) + sec
+        else:
+            body = lines[:at] + sec + lines[at:]
+    return "\n".join(body).rstrip("\n") + "\n"
+
+
+def update_sampling(d, doc, assets):
+    """Writes the plot of `d` (the JSON of tools/bench --sampling) and puts its
+    section into `doc`, leaving every other section as it is."""
+    doc = pathlib.Path(doc)
+    assets = pathlib.Path(assets)
+    assets.mkdir(parents=True, exist_ok=True)
+    section = sampling_section(d, sampling_plots(d, assets))
+    text = doc.read_text() if doc.exists() else "# Benchmarks\n"
+    doc.parent.mkdir(parents=True, exist_ok=True)
+    doc.write_text(splice_section(text, SAMPLING_HEADING, section))
 
 
 if __name__ == "__main__":
