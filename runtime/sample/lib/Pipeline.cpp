@@ -41,6 +41,26 @@ SeedSource::~SeedSource() = default;
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// Rows a gather loads ahead of the one it copies: the rows are scattered
+/// over a table much larger than the caches.
+constexpr int64_t kRowsAhead = 4;
+
+/// Copies rows ids[0..n) (checked) of the row-major `data` with `dim`
+/// columns into `out`, loading the cache lines of later rows early.
+void copyRows(const float *data, int64_t dim, const int64_t *ids, int64_t n,
+              float *out) {
+  size_t bytes = static_cast<size_t>(dim) * sizeof(float);
+  for (int64_t i = 0; i < n; ++i) {
+    if (i + kRowsAhead < n) {
+      const char *row =
+          reinterpret_cast<const char *>(data + ids[i + kRowsAhead] * dim);
+      for (size_t b = 0; b < bytes; b += 64)
+        __builtin_prefetch(row + b);
+    }
+    std::memcpy(out + i * dim, data + ids[i] * dim, bytes);
+  }
+}
+
 Status outOfRange(int64_t id, int64_t position, int64_t rows) {
   return Status::error(fmt::format(
       "feature fetch: vertex {} at position {} is outside [0, {})", id,
@@ -54,13 +74,10 @@ public:
   int64_t numRows() const override { return Rows; }
   int64_t dim() const override { return Dim; }
   Status gather(const int64_t *ids, int64_t n, float *out) override {
-    size_t bytes = static_cast<size_t>(Dim) * sizeof(float);
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t id = ids[i];
-      if (id < 0 || id >= Rows)
-        return outOfRange(id, i, Rows);
-      std::memcpy(out + i * Dim, Data + id * Dim, bytes);
-    }
+    for (int64_t i = 0; i < n; ++i)
+      if (ids[i] < 0 || ids[i] >= Rows)
+        return outOfRange(ids[i], i, Rows);
+    copyRows(Data, Dim, ids, n, out);
     return Status::success();
   }
 
@@ -91,11 +108,10 @@ public:
     int64_t dim = T.cols(), rows = T.rows();
     size_t bytes = static_cast<size_t>(dim) * sizeof(float);
     if (const auto *all = static_cast<const float *>(T.globalData())) {
-      for (int64_t i = 0; i < n; ++i) {
+      for (int64_t i = 0; i < n; ++i)
         if (ids[i] < 0 || ids[i] >= rows)
           return outOfRange(ids[i], i, rows);
-        std::memcpy(out + i * dim, all + ids[i] * dim, bytes);
-      }
+      copyRows(all, dim, ids, n, out);
       return Status::success();
     }
     int64_t first = T.localRowBegin(), count = T.localRows();
@@ -260,6 +276,8 @@ struct Pipeline::Impl {
   bool Running = false, Stopping = false;
   int64_t NumSteps = 0, NextClaim = 0, NextConsume = 0, NextFetch = 0;
   std::map<int64_t, Slot> Slots;
+  /// Batches handed back by recycle(), whose storage the next ones reuse.
+  std::vector<PreparedBatch> Spare;
   std::vector<std::thread> Threads;
   SamplerScratch InlineScratch;
 
@@ -269,6 +287,15 @@ struct Pipeline::Impl {
   bool Started = false;
   double EarlierWall = 0;
   Clock::time_point FirstCall, LastReturn;
+
+  /// A recycled batch, or a new one (M held).
+  PreparedBatch takeSpare() {
+    if (Spare.empty())
+      return PreparedBatch();
+    PreparedBatch pb = std::move(Spare.back());
+    Spare.pop_back();
+    return pb;
+  }
 
   int64_t vertexLimit() const {
     if (Sampler)
@@ -289,7 +316,11 @@ struct Pipeline::Impl {
     if (Options.Sample && Sampler) {
       t = Clock::now();
       std::vector<int64_t> seeds = std::move(b.Seeds);
+      // The sampler empties the features; keep a recycled batch's storage
+      // for the fetch below.
+      std::vector<float> features = std::move(b.Features);
       GNNC_TRY(Sampler->sample(seeds, Epoch, step, scratch, b));
+      b.Features = std::move(features);
       r.SampleSeconds += secondsSince(t);
     } else {
       b.Epoch = Epoch;
@@ -315,8 +346,12 @@ struct Pipeline::Impl {
   }
 
   Status fetch(MiniBatch &b, PipelineReport &r) {
-    if (!Options.Fetch)
+    if (!Options.Fetch) {
+      b.Features.clear();
+      b.Labels.clear();
+      b.FeatureDim = 0;
       return Status::success();
+    }
     auto t = Clock::now();
     if (Features) {
       const std::vector<int64_t> &ids = b.inputIds();
@@ -352,8 +387,8 @@ struct Pipeline::Impl {
       if (Stopping)
         return;
       int64_t step = NextClaim++;
+      PreparedBatch pb = takeSpare();
       lock.unlock();
-      PreparedBatch pb;
       PipelineReport r;
       Status st = prepare(step, scratch, CollectiveFetch, pb, r);
       lock.lock();
@@ -489,6 +524,10 @@ Status Pipeline::next(PreparedBatch &out, bool &done) {
   int64_t step = i.NextConsume;
   if (i.Options.Workers == 0) {
     PreparedBatch pb;
+    {
+      std::lock_guard<std::mutex> lock(i.M);
+      pb = i.takeSpare();
+    }
     PipelineReport r;
     Status st = i.prepare(step, i.InlineScratch, false, pb, r);
     i.addStages(r);
@@ -531,6 +570,14 @@ Status Pipeline::next(PreparedBatch &out, bool &done) {
 }
 
 void Pipeline::stop() { P->stop(); }
+
+void Pipeline::recycle(PreparedBatch &&batch) {
+  std::lock_guard<std::mutex> lock(P->M);
+  // Enough for every batch that can be in preparation or waiting.
+  size_t keep = static_cast<size_t>(P->Options.Prefetch + P->Options.Workers) + 1;
+  if (P->Spare.size() < keep)
+    P->Spare.push_back(std::move(batch));
+}
 
 PipelineReport Pipeline::report() const {
   std::lock_guard<std::mutex> lock(P->M);

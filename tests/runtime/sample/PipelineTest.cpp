@@ -344,3 +344,39 @@ TEST(Pipeline, GraphInContinuousTensorsSamplesAsTheGraph) {
   });
   EXPECT_TRUE(st.ok()) << st.message();
 }
+
+TEST(Pipeline, RecycledBatchesHoldTheSameContent) {
+  // A consumer that hands every batch back sees the same batches as one
+  // that keeps them (the storage of earlier batches is reused, never their
+  // content), at 0 and 2 workers.
+  Fixture f;
+  auto features = localFeatures(f.X.data(), f.N, f.Dim);
+  auto seeds = seedsOf(f.Items);
+  PipelineOptions o;
+  std::unique_ptr<Pipeline> p;
+  ASSERT_TRUE(
+      Pipeline::create(*seeds, &f.Sampler, features.get(), f.Y.data(), o, p)
+          .ok());
+  std::vector<PreparedBatch> kept = runEpoch(*p, 7);
+  for (int workers : {0, 2}) {
+    o.Workers = workers;
+    ASSERT_TRUE(
+        Pipeline::create(*seeds, &f.Sampler, features.get(), f.Y.data(), o, p)
+            .ok());
+    for (uint64_t epoch : {uint64_t{3}, uint64_t{7}}) {
+      ASSERT_TRUE(p->startEpoch(epoch).ok());
+      for (size_t i = 0;; ++i) {
+        PreparedBatch b;
+        bool done;
+        ASSERT_TRUE(p->next(b, done).ok());
+        if (done)
+          break;
+        if (epoch == 7) {
+          ASSERT_LT(i, kept.size());
+          expectSame(b.Batch, kept[i].Batch);
+        }
+        p->recycle(std::move(b));
+      }
+    }
+  }
+}

@@ -15,7 +15,8 @@
 // them. For every fanout list, worker count and fetch setting, --warmup
 // untimed epochs are followed by --reps timed ones. An epoch's time runs
 // from Pipeline::startEpoch to the next() that reports the end; the consumer
-// only counts what it receives. Sampled edges are the edges of all blocks of
+// only counts what it receives, then hands the batch back for its storage
+// to be reused (Pipeline::recycle), as a training loop does. Sampled edges are the edges of all blocks of
 // a batch, summed over the batches of the epoch.
 //
 // Blocks carry no edge ids unless --keep-edge-ids
@@ -342,6 +343,8 @@ int main(int argc, char **argv) {
                              b.Batch.FeatureDim *
                                  static_cast<int64_t>(b.Batch.inputIds().size()))
               die("a fetched batch has the wrong number of feature values");
+            // Its storage serves a later batch (Pipeline::recycle).
+            pipe->recycle(std::move(b));
           }
           rep.Seconds = now() - s0;
           rep.CpuSeconds = processCpu() - c0;

@@ -273,6 +273,7 @@ Status inferAll(const BlockModel &m, Loader &loader, const Params &params,
                  .withPrefix(m.Entry));
     for (size_t i = 0; i < pb.Batch.Seeds.size(); ++i)
       row(pb.Batch.Seeds[i], out.floats() + i * m.Classes);
+    loader.Pipe->recycle(std::move(pb));
   }
 }
 
@@ -453,6 +454,7 @@ Status trainOnce(const MiniBatchArgs &a, const BlockModel &m, Problem &p,
             fmt::format("epoch {}: the loss is not finite", epoch));
       lossSum += loss * n;
       lossRows += n;
+      train.Pipe->recycle(std::move(pb));
     }
     trainSeconds += secondsSince(t0);
     double loss = lossSum / std::max<int64_t>(lossRows, 1);

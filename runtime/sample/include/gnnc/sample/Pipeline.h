@@ -152,6 +152,11 @@ public:
   Status next(PreparedBatch &out, bool &done);
   /// Stops the epoch's workers (also done by the destructor).
   void stop();
+  /// Hands a batch that the consumer is done with back to the pipeline,
+  /// which prepares a later batch in its storage: no allocation, page
+  /// faults or zero-filling of the feature rows once batches stop growing.
+  /// Optional.
+  void recycle(PreparedBatch &&batch);
 
   /// A copy of the report so far (safe while workers run).
   PipelineReport report() const;
