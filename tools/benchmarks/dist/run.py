@@ -38,6 +38,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 BENCH = HERE.parent
 ROOT = BENCH.parents[1]
 sys.path.insert(0, str(BENCH))
+import benchbuild  # noqa: E402
 
 # The benchmark's options for each kind of run.
 FULL = ["--table-mib", "128", "--widths", "64,128,256,512", "--batch", "4096",
@@ -56,39 +57,13 @@ def log(msg):
     print("bench --dist: " + msg, flush=True)
 
 
-def sh(cmd, **kw):
-    kw.setdefault("check", True)
-    return subprocess.run(cmd, **kw)
+sh = benchbuild.sh
 
 
 def build(args):
     """Builds gnnc-dist-bench; returns its path."""
-    bdir = args.work / "build"
-    cfg = ["cmake", "-S", str(HERE), "-B", str(bdir), "-G", "Ninja",
-           "-DCMAKE_BUILD_TYPE=Release",
-           "-DGNNC_BENCH_ARCH_FLAGS=%s" % args.arch_flags]
-    if args.prefix:
-        cfg += ["-DCMAKE_PREFIX_PATH=%s" % pathlib.Path(args.prefix).resolve(),
-                "-DGNNC_BUILD_DIR="]
-    else:
-        gb = pathlib.Path(args.gnnc_build).resolve()
-        if not (gb / "CMakeCache.txt").exists():
-            log("configuring gnnc in %s" % gb)
-            env = dict(os.environ, CC="gcc", CXX="g++")
-            sh(["cmake", "-S", str(ROOT), "-B", str(gb), "-G", "Ninja",
-                "-DCMAKE_BUILD_TYPE=Release"], env=env, stdout=subprocess.DEVNULL)
-        log("building gnnc_dist and gnnc_runtime in %s" % gb)
-        sh(["cmake", "--build", str(gb), "-j%d" % args.jobs, "--target",
-            "gnnc_dist", "gnnc_runtime"], stdout=subprocess.DEVNULL)
-        cfg.append("-DGNNC_BUILD_DIR=%s" % gb)
-    log("configuring and building gnnc-dist-bench in %s" % bdir)
-    env = dict(os.environ)
-    env.setdefault("CC", "gcc")
-    env.setdefault("CXX", "g++")
-    sh(cfg, env=env, stdout=subprocess.DEVNULL)
-    sh(["cmake", "--build", str(bdir), "-j%d" % args.jobs],
-       stdout=subprocess.DEVNULL)
-    return bdir / "gnnc-dist-bench"
+    return benchbuild.build_program(HERE, args, ["gnnc_dist", "gnnc_runtime"],
+                                    "gnnc-dist-bench", log)
 
 
 def mpi_env():

@@ -56,6 +56,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 BENCH = HERE.parent
 ROOT = BENCH.parents[1]
 sys.path.insert(0, str(BENCH))
+import benchbuild  # noqa: E402
 
 DEB_PY = "/usr/bin/python3"
 IMPLS = ["gnnc", "graphbolt", "pyg"]
@@ -87,9 +88,7 @@ def log(msg):
     print("bench --sampling: " + msg, flush=True)
 
 
-def sh(cmd, **kw):
-    kw.setdefault("check", True)
-    return subprocess.run(cmd, **kw)
+sh = benchbuild.sh
 
 
 def loadavg():
@@ -103,32 +102,8 @@ def loadavg():
 
 def build(args):
     """Builds gnnc-sample-bench; returns its path."""
-    bdir = args.work / "build"
-    cfg = ["cmake", "-S", str(HERE), "-B", str(bdir), "-G", "Ninja",
-           "-DCMAKE_BUILD_TYPE=Release",
-           "-DGNNC_BENCH_ARCH_FLAGS=%s" % args.arch_flags]
-    if args.prefix:
-        cfg += ["-DCMAKE_PREFIX_PATH=%s" % pathlib.Path(args.prefix).resolve(),
-                "-DGNNC_BUILD_DIR="]
-    else:
-        gb = pathlib.Path(args.gnnc_build).resolve()
-        if not (gb / "CMakeCache.txt").exists():
-            log("configuring gnnc in %s" % gb)
-            env = dict(os.environ, CC="gcc", CXX="g++")
-            sh(["cmake", "-S", str(ROOT), "-B", str(gb), "-G", "Ninja",
-                "-DCMAKE_BUILD_TYPE=Release"], env=env, stdout=subprocess.DEVNULL)
-        log("building gnnc_sample and gnnc_runtime in %s" % gb)
-        sh(["cmake", "--build", str(gb), "-j%d" % args.jobs, "--target",
-            "gnnc_sample", "gnnc_runtime"], stdout=subprocess.DEVNULL)
-        cfg.append("-DGNNC_BUILD_DIR=%s" % gb)
-    log("configuring and building gnnc-sample-bench in %s" % bdir)
-    env = dict(os.environ)
-    env.setdefault("CC", "gcc")
-    env.setdefault("CXX", "g++")
-    sh(cfg, env=env, stdout=subprocess.DEVNULL)
-    sh(["cmake", "--build", str(bdir), "-j%d" % args.jobs],
-       stdout=subprocess.DEVNULL)
-    return bdir / "gnnc-sample-bench"
+    return benchbuild.build_program(HERE, args, ["gnnc_sample", "gnnc_runtime"],
+                                    "gnnc-sample-bench", log)
 
 
 # --------------------------------------------------------------------------
