@@ -16,8 +16,9 @@
 // untimed epochs are followed by --reps timed ones. An epoch's time runs
 // from Pipeline::startEpoch to the next() that reports the end; the consumer
 // only counts what it receives, then hands the batch back for its storage
-// to be reused (Pipeline::recycle), as a training loop does. Sampled edges are the edges of all blocks of
-// a batch, summed over the batches of the epoch.
+// to be reused (Pipeline::recycle), as a training loop does. Sampled edges
+// are the edges of all blocks of a batch, summed over the batches of the
+// epoch.
 //
 // Blocks carry no edge ids unless --keep-edge-ids
 // (NeighborSamplerOptions::KeepEdgeIds).
