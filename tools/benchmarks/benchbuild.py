@@ -7,6 +7,7 @@ with gcc if it is not yet, and only the named targets built) or from an
 installed gnnc package (--prefix).
 """
 
+import json
 import os
 import pathlib
 import subprocess
@@ -55,3 +56,21 @@ def build_program(source_dir, args, targets, program, log):
     sh(["cmake", "--build", str(bdir), "-j%d" % args.jobs],
        stdout=subprocess.DEVNULL)
     return bdir / program
+
+
+def read_result(out_json, out, err, rc):
+    """The JSON a benchmark program wrote: the file `out_json` if it holds
+    JSON, else the last line of its standard output that starts with "{",
+    else a record {"ok": False, "error": ...} with the exit status `rc` and
+    the end of its output."""
+    if out_json.exists():
+        try:
+            return json.loads(out_json.read_text())
+        except ValueError:
+            pass
+    lines = [l for l in out.strip().splitlines() if l.startswith("{")]
+    try:
+        return json.loads(lines[-1])
+    except (ValueError, IndexError):
+        return {"ok": False, "error": "no result (exit %s): %s"
+                % (rc, (err or out).strip()[-800:])}

@@ -536,6 +536,7 @@ Status Pipeline::next(PreparedBatch &out, bool &done) {
       return leave(st);
     }
     out = std::move(pb);
+    ++i.NextConsume;
   } else {
     std::unique_lock<std::mutex> lock(i.M);
     auto waitFrom = Clock::now();
@@ -556,8 +557,6 @@ Status Pipeline::next(PreparedBatch &out, bool &done) {
       return leave(st);
     }
   }
-  if (i.Options.Workers == 0)
-    ++i.NextConsume;
   i.Report.Batches += 1;
   i.Report.Seeds += static_cast<int64_t>(out.Batch.Seeds.size());
   i.Report.SampledEdges += out.Batch.numSampledEdges();

@@ -98,19 +98,7 @@ def launch(exe, np_, bench_args, out_json, time_cap):
         if isinstance(out, bytes):
             out, err = out.decode(errors="replace"), (err or b"").decode(errors="replace")
     wall = time.time() - t0
-    data = None
-    if out_json.exists():
-        try:
-            data = json.loads(out_json.read_text())
-        except ValueError:
-            data = None
-    if data is None:
-        lines = [l for l in out.strip().splitlines() if l.startswith("{")]
-        try:
-            data = json.loads(lines[-1])
-        except (ValueError, IndexError):
-            data = {"ok": False, "error": "no result (exit %s): %s"
-                    % (rc, (err or out).strip()[-800:])}
+    data = benchbuild.read_result(out_json, out, err, rc)
     data["launch"] = {
         "np": np_, "command": shown,
         "oversubscribed": np_ > cores, "exit": rc, "wall_s": wall,

@@ -296,19 +296,7 @@ def run_one(cmd, out_json, time_cap):
         out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
         err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
     wall = time.time() - t0
-    data = None
-    if out_json.exists():
-        try:
-            data = json.loads(out_json.read_text())
-        except ValueError:
-            data = None
-    if data is None:
-        lines = [l for l in out.strip().splitlines() if l.startswith("{")]
-        try:
-            data = json.loads(lines[-1])
-        except (ValueError, IndexError):
-            data = {"ok": False, "error": "no result (exit %s): %s"
-                    % (rc, (err or out).strip()[-800:])}
+    data = benchbuild.read_result(out_json, out, err, rc)
     data["launch"] = {"exit": rc, "wall_s": wall, "loadavg_start": load0,
                       "loadavg_end": loadavg(),
                       "stderr_tail": (err or "").strip()[-1500:]}
