@@ -248,6 +248,17 @@ std::string PipelineReport::summary() const {
   if (CacheLookups > 0)
     s += fmt::format(", cache hit rate {:.3f}",
                      static_cast<double>(CacheHits) / CacheLookups);
+  if (PaddedVertices > 0 || SkippedBatches > 0) {
+    auto share = [](int64_t real, int64_t padded) {
+      return padded > 0 ? static_cast<double>(real) / padded : 0.0;
+    };
+    s += fmt::format(
+        "; fixed size: pad {:.3f} s, {} skipped, {} trimmed ({} edges), "
+        "real/padded vertices {}/{} ({:.3f}), edges {}/{} ({:.3f})",
+        PadSeconds, SkippedBatches, TrimmedBatches, TrimmedEdges, RealVertices,
+        PaddedVertices, share(RealVertices, PaddedVertices), RealEdges,
+        PaddedEdges, share(RealEdges, PaddedEdges));
+  }
   return s;
 }
 
@@ -268,6 +279,8 @@ struct Pipeline::Impl {
     bool Ready = false;   ///< and fetched
     Status Error;
     PreparedBatch Batch;
+    /// What padding did (PipelineOptions::FixedSize).
+    PadOutcome Outcome;
   };
 
   std::mutex M;
@@ -280,6 +293,7 @@ struct Pipeline::Impl {
   std::vector<PreparedBatch> Spare;
   std::vector<std::thread> Threads;
   SamplerScratch InlineScratch;
+  Padder InlinePadder;
 
   PipelineReport Report;
   /// Whether next() was called in this epoch; the wall time of earlier
@@ -305,10 +319,21 @@ struct Pipeline::Impl {
     return INT64_MAX;
   }
 
-  /// Seeds, blocks, graphs and (unless `fetchLater`) features of `step`;
-  /// the stage times are added to `r`.
-  Status prepare(int64_t step, SamplerScratch &scratch, bool fetchLater,
-                 PreparedBatch &pb, PipelineReport &r) {
+  /// Hands a batch's storage back for later batches (M held).
+  void keepSpare(PreparedBatch &&pb) {
+    // Enough for every batch that can be in preparation or waiting.
+    size_t keep = static_cast<size_t>(Options.Prefetch + Options.Workers) + 1;
+    if (Spare.size() < keep)
+      Spare.push_back(std::move(pb));
+  }
+
+  /// Seeds, blocks and, unless `fetchLater`, features, padding and graphs
+  /// of `step` (with `fetchLater`, the graphs too when there is no
+  /// padding, which must follow the fetch); the stage times are added to
+  /// `r`.
+  Status prepare(int64_t step, SamplerScratch &scratch, Padder &padder,
+                 bool fetchLater, PreparedBatch &pb, PipelineReport &r,
+                 PadOutcome &outcome) {
     MiniBatch &b = pb.Batch;
     auto t = Clock::now();
     GNNC_TRY(Seeds->batch(Epoch, step, b.Seeds));
@@ -321,6 +346,9 @@ struct Pipeline::Impl {
       std::vector<float> features = std::move(b.Features);
       GNNC_TRY(Sampler->sample(seeds, Epoch, step, scratch, b));
       b.Features = std::move(features);
+      // A recycled batch may have been padded; its masks' storage is kept
+      // for the padding below.
+      b.Padded = false;
       r.SampleSeconds += secondsSince(t);
     } else {
       b.Epoch = Epoch;
@@ -333,15 +361,37 @@ struct Pipeline::Impl {
               "pipeline: seed {} at position {} is outside [0, {})",
               b.Seeds[i], i, limit));
     }
-    if (Options.BuildGraphs) {
-      t = Clock::now();
-      pb.Graphs.resize(b.Blocks.size());
-      for (size_t i = 0; i < b.Blocks.size(); ++i)
-        GNNC_TRY(b.Blocks[i].toGraph(pb.Graphs[i]));
-      r.GraphSeconds += secondsSince(t);
+    if (fetchLater)
+      return Options.FixedSize ? Status::success() : buildGraphs(pb, r);
+    GNNC_TRY(fetch(b, r));
+    return finish(pb, padder, r, outcome);
+  }
+
+  /// Pads a fetched batch (PipelineOptions::FixedSize) and builds its
+  /// graphs, unless padding skips it.
+  Status finish(PreparedBatch &pb, Padder &padder, PipelineReport &r,
+                PadOutcome &outcome) {
+    if (Options.FixedSize) {
+      auto t = Clock::now();
+      const FixedSizeOptions &fs = *Options.FixedSize;
+      Status st = padder.pad(pb.Batch, fs.Caps, fs.Policy, outcome);
+      r.PadSeconds += secondsSince(t);
+      GNNC_TRY(st);
+      if (outcome.Result == PadResult::Skipped)
+        return Status::success();
     }
-    if (!fetchLater)
-      GNNC_TRY(fetch(b, r));
+    return buildGraphs(pb, r);
+  }
+
+  Status buildGraphs(PreparedBatch &pb, PipelineReport &r) {
+    if (!Options.BuildGraphs)
+      return Status::success();
+    auto t = Clock::now();
+    const std::vector<Block> &blocks = pb.Batch.Blocks;
+    pb.Graphs.resize(blocks.size());
+    for (size_t i = 0; i < blocks.size(); ++i)
+      GNNC_TRY(blocks[i].toGraph(pb.Graphs[i]));
+    r.GraphSeconds += secondsSince(t);
     return Status::success();
   }
 
@@ -374,10 +424,31 @@ struct Pipeline::Impl {
     Report.SampleSeconds += r.SampleSeconds;
     Report.FetchSeconds += r.FetchSeconds;
     Report.GraphSeconds += r.GraphSeconds;
+    Report.PadSeconds += r.PadSeconds;
+  }
+
+  /// Adds a delivered batch to the report.
+  void account(const MiniBatch &b, const PadOutcome &outcome) {
+    Report.Batches += 1;
+    Report.Seeds += static_cast<int64_t>(b.Seeds.size());
+    if (Options.FixedSize) {
+      Report.TrimmedBatches += outcome.Result == PadResult::Trimmed;
+      Report.TrimmedEdges += outcome.TrimmedEdges;
+      Report.RealVertices += outcome.realVertices();
+      Report.PaddedVertices += outcome.paddedVertices();
+      Report.RealEdges += outcome.realEdges();
+      Report.PaddedEdges += outcome.paddedEdges();
+      Report.SampledEdges += outcome.realEdges();
+      Report.InputVertices += outcome.RealVertices.front();
+    } else {
+      Report.SampledEdges += b.numSampledEdges();
+      Report.InputVertices += static_cast<int64_t>(b.inputIds().size());
+    }
   }
 
   void worker() {
     SamplerScratch scratch;
+    Padder padder;
     std::unique_lock<std::mutex> lock(M);
     while (true) {
       Changed.wait(lock, [&] {
@@ -390,7 +461,9 @@ struct Pipeline::Impl {
       PreparedBatch pb = takeSpare();
       lock.unlock();
       PipelineReport r;
-      Status st = prepare(step, scratch, CollectiveFetch, pb, r);
+      PadOutcome outcome;
+      Status st =
+          prepare(step, scratch, padder, CollectiveFetch, pb, r, outcome);
       lock.lock();
       addStages(r);
       Slot &slot = Slots[step];
@@ -398,6 +471,7 @@ struct Pipeline::Impl {
       slot.Ready = !CollectiveFetch || !st.ok() || !Options.Fetch;
       slot.Error = st;
       slot.Batch = std::move(pb);
+      slot.Outcome = std::move(outcome);
       Changed.notify_all();
     }
   }
@@ -405,6 +479,7 @@ struct Pipeline::Impl {
   /// Fetches a collective source in step order. It stops at the first
   /// failed step: the consumer ends the epoch there.
   void fetcher() {
+    Padder padder;
     std::unique_lock<std::mutex> lock(M);
     while (true) {
       Changed.wait(lock, [&] {
@@ -421,6 +496,8 @@ struct Pipeline::Impl {
       lock.unlock();
       PipelineReport r;
       Status st = fetch(slot.Batch.Batch, r);
+      if (st.ok() && Options.FixedSize)
+        st = finish(slot.Batch, padder, r, slot.Outcome);
       lock.lock();
       addStages(r);
       slot.Error = st;
@@ -459,6 +536,19 @@ Status Pipeline::create(const SeedSource &seeds, const NeighborSampler *sampler,
   if (options.Prefetch < 1)
     return Status::error(fmt::format(
         "pipeline: prefetch depth {} must be at least 1", options.Prefetch));
+  if (options.FixedSize) {
+    const Capacities &caps = options.FixedSize->Caps;
+    if (Status st = caps.check(); !st.ok())
+      return Status::error("pipeline: fixed size: " + st.message());
+    if (!options.Sample || !sampler)
+      return Status::error(
+          "pipeline: fixed-size batches need the sampling stage and a "
+          "sampler");
+    if (sampler->numHops() != caps.numHops())
+      return Status::error(fmt::format(
+          "pipeline: fixed size: the sampler has {} hops, the capacities {}",
+          sampler->numHops(), caps.numHops()));
+  }
   if (sampler && features &&
       features->numRows() != sampler->graph().NumVertices)
     return Status::error(fmt::format(
@@ -517,50 +607,60 @@ Status Pipeline::next(PreparedBatch &out, bool &done) {
   done = false;
   if (!i.Running)
     return leave(Status::error("pipeline: next() before startEpoch()"));
-  if (i.NextConsume >= i.NumSteps) {
-    done = true;
-    return leave(Status::success());
-  }
-  int64_t step = i.NextConsume;
-  if (i.Options.Workers == 0) {
-    PreparedBatch pb;
-    {
-      std::lock_guard<std::mutex> lock(i.M);
-      pb = i.takeSpare();
+  // Batches that padding skips are not delivered: take the next one.
+  PadOutcome outcome;
+  while (true) {
+    if (i.NextConsume >= i.NumSteps) {
+      done = true;
+      return leave(Status::success());
     }
-    PipelineReport r;
-    Status st = i.prepare(step, i.InlineScratch, false, pb, r);
-    i.addStages(r);
-    if (!st.ok()) {
-      i.Running = false;
-      return leave(st);
+    int64_t step = i.NextConsume;
+    PreparedBatch pb;
+    if (i.Options.Workers == 0) {
+      {
+        std::lock_guard<std::mutex> lock(i.M);
+        pb = i.takeSpare();
+      }
+      PipelineReport r;
+      Status st = i.prepare(step, i.InlineScratch, i.InlinePadder, false, pb, r,
+                            outcome);
+      i.addStages(r);
+      if (!st.ok()) {
+        i.Running = false;
+        return leave(st);
+      }
+      ++i.NextConsume;
+    } else {
+      std::unique_lock<std::mutex> lock(i.M);
+      auto waitFrom = Clock::now();
+      i.Changed.wait(lock, [&] {
+        auto it = i.Slots.find(step);
+        return it != i.Slots.end() && it->second.Ready;
+      });
+      i.Report.WaitSeconds += secondsSince(waitFrom);
+      auto it = i.Slots.find(step);
+      Status st = it->second.Error;
+      pb = std::move(it->second.Batch);
+      outcome = std::move(it->second.Outcome);
+      i.Slots.erase(it);
+      ++i.NextConsume;
+      lock.unlock();
+      i.Changed.notify_all();
+      if (!st.ok()) {
+        i.stop();
+        return leave(st);
+      }
+    }
+    if (i.Options.FixedSize && outcome.Result == PadResult::Skipped) {
+      std::lock_guard<std::mutex> lock(i.M);
+      i.Report.SkippedBatches += 1;
+      i.keepSpare(std::move(pb));
+      continue;
     }
     out = std::move(pb);
-    ++i.NextConsume;
-  } else {
-    std::unique_lock<std::mutex> lock(i.M);
-    auto waitFrom = Clock::now();
-    i.Changed.wait(lock, [&] {
-      auto it = i.Slots.find(step);
-      return it != i.Slots.end() && it->second.Ready;
-    });
-    i.Report.WaitSeconds += secondsSince(waitFrom);
-    auto it = i.Slots.find(step);
-    Status st = it->second.Error;
-    out = std::move(it->second.Batch);
-    i.Slots.erase(it);
-    ++i.NextConsume;
-    lock.unlock();
-    i.Changed.notify_all();
-    if (!st.ok()) {
-      i.stop();
-      return leave(st);
-    }
+    break;
   }
-  i.Report.Batches += 1;
-  i.Report.Seeds += static_cast<int64_t>(out.Batch.Seeds.size());
-  i.Report.SampledEdges += out.Batch.numSampledEdges();
-  i.Report.InputVertices += static_cast<int64_t>(out.Batch.inputIds().size());
+  i.account(out.Batch, outcome);
   if (i.Features) {
     i.Report.CacheLookups = i.Features->cacheLookups();
     i.Report.CacheHits = i.Features->cacheHits();
@@ -572,10 +672,7 @@ void Pipeline::stop() { P->stop(); }
 
 void Pipeline::recycle(PreparedBatch &&batch) {
   std::lock_guard<std::mutex> lock(P->M);
-  // Enough for every batch that can be in preparation or waiting.
-  size_t keep = static_cast<size_t>(P->Options.Prefetch + P->Options.Workers) + 1;
-  if (P->Spare.size() < keep)
-    P->Spare.push_back(std::move(batch));
+  P->keepSpare(std::move(batch));
 }
 
 PipelineReport Pipeline::report() const {

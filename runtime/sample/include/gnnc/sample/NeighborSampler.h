@@ -95,6 +95,30 @@ struct MiniBatch {
   /// The seeds' labels, when the pipeline has labels.
   std::vector<int64_t> Labels;
 
+  /// Set by padding to fixed capacities (FixedSize.h): the blocks,
+  /// features and labels then have the capacities' sizes, padding vertices
+  /// id -1, padding edges edge id -1, padding rows zero and padding labels
+  /// -1; Seeds keep the real seeds. The three vectors below are empty
+  /// unless the batch is padded (NeighborSampler::sample leaves them, and
+  /// Padded, alone).
+  bool Padded = false;
+  /// Per level (0: input vertices, ..., H: seeds), 1 for a real vertex and
+  /// 0 for padding, one byte per padded vertex.
+  std::vector<std::vector<uint8_t>> VertexMask;
+  /// Per block, 1 for a real edge and 0 for padding, one byte per padded
+  /// edge.
+  std::vector<std::vector<uint8_t>> EdgeMask;
+  /// Per level, the padded position of each real vertex of the level as
+  /// sampled (after trimming, if the batch was trimmed).
+  std::vector<std::vector<int64_t>> RealPos;
+
+  /// The seeds' mask (VertexMask.back()): which padded labels are real.
+  /// Empty unless the batch is padded.
+  const std::vector<uint8_t> &labelMask() const {
+    static const std::vector<uint8_t> none;
+    return VertexMask.empty() ? none : VertexMask.back();
+  }
+
   /// The vertices whose input features the model needs.
   const std::vector<int64_t> &inputIds() const {
     return Blocks.empty() ? Seeds : Blocks.front().SrcIds;

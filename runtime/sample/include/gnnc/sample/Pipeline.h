@@ -19,11 +19,13 @@
 #ifndef GNNC_SAMPLE_PIPELINE_H
 #define GNNC_SAMPLE_PIPELINE_H
 
+#include "gnnc/sample/FixedSize.h"
 #include "gnnc/sample/ItemSampler.h"
 #include "gnnc/sample/NeighborSampler.h"
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace gnnc::dist {
@@ -89,12 +91,22 @@ struct PipelineReport {
   double SampleSeconds = 0; ///< neighbour sampling (blocks)
   double FetchSeconds = 0;  ///< feature (and label) fetch
   double GraphSeconds = 0;  ///< building the rt::Graph of each block
+  double PadSeconds = 0;    ///< padding to fixed sizes (and trimming)
   /// The consumer's time between next() calls of one epoch.
   double ComputeSeconds = 0;
   double WaitSeconds = 0; ///< the consumer waiting inside next()
   /// Per epoch from the first next() to the last, summed over epochs.
   double WallSeconds = 0;
   int64_t CacheLookups = 0, CacheHits = 0;
+  /// Fixed-size batches (PipelineOptions::FixedSize): batches skipped
+  /// (Oversize::Skip, not delivered and not counted in Batches), batches
+  /// trimmed and the sampled edges trimming dropped; and, summed over the
+  /// delivered batches and their levels (blocks), the real vertices (edges)
+  /// and their padded counts. With padding, SampledEdges and InputVertices
+  /// count real edges and real input vertices.
+  int64_t SkippedBatches = 0, TrimmedBatches = 0, TrimmedEdges = 0;
+  int64_t RealVertices = 0, PaddedVertices = 0;
+  int64_t RealEdges = 0, PaddedEdges = 0;
 
   /// One line: batches/s, sampled edges/s and the split of the time.
   std::string summary() const;
@@ -112,6 +124,11 @@ struct PipelineOptions {
   bool Fetch = true;
   /// Also build each block's rt::Graph (MiniBatch::Graphs) on the workers.
   bool BuildGraphs = false;
+  /// Pad every batch to fixed capacities (FixedSize.h), after sampling and
+  /// the feature fetch and before the graphs are built. Needs Sample and a
+  /// sampler with as many hops as the capacities. Batches skipped by
+  /// Oversize::Skip are not delivered: next() returns the following one.
+  std::optional<FixedSizeOptions> FixedSize;
 };
 
 /// A prepared batch: the mini-batch, and its blocks as runtime graphs when
