@@ -11,7 +11,12 @@
 #include <algorithm>
 #include <cblas.h>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 using namespace gnnc::rt;
 
@@ -46,6 +51,60 @@ namespace {
 /// Work below this many elements runs on one thread.
 [[maybe_unused]] constexpr int64_t kParallelThreshold = 1 << 15;
 
+/// Calls body(i) for i in [0, n), on OpenMP's threads when `parallel` holds
+/// and more than one thread is available; otherwise on this thread, without
+/// entering a parallel region: libgomp allocates and frees a team for every
+/// region that runs on one thread, and a training step with static shapes
+/// allocates nothing (tests/Target/FixedSize/NoAllocTest.cpp).
+template <typename Body>
+inline void parallelFor(int64_t n, bool parallel, Body &&body) {
+#ifdef _OPENMP
+  if (parallel && omp_get_max_threads() > 1) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      body(i);
+    return;
+  }
+#endif
+  (void)parallel;
+  for (int64_t i = 0; i < n; ++i)
+    body(i);
+}
+
+/// parallelFor over a loop that vectorises.
+template <typename Body>
+inline void parallelForSimd(int64_t n, bool parallel, Body &&body) {
+#ifdef _OPENMP
+  if (parallel && omp_get_max_threads() > 1) {
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      body(i);
+    return;
+  }
+#endif
+  (void)parallel;
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i)
+    body(i);
+}
+
+/// parallelFor with dynamic scheduling in chunks of 64 (rows of uneven
+/// cost: a vertex's edges).
+template <typename Body>
+inline void parallelForDynamic(int64_t n, bool parallel, Body &&body) {
+#ifdef _OPENMP
+  if (parallel && omp_get_max_threads() > 1) {
+#pragma omp parallel for schedule(dynamic, 64)
+    for (int64_t i = 0; i < n; ++i)
+      body(i);
+    return;
+  }
+#endif
+  (void)parallel;
+  for (int64_t i = 0; i < n; ++i)
+    body(i);
+}
+
 const int64_t *ptrOf(const Graph &g, Side by) {
   return by == Side::Dst ? g.inPtr().data() : g.outPtr().data();
 }
@@ -58,9 +117,8 @@ int64_t countOf(const Graph &g, Side by) {
 
 template <typename Fn>
 void unaryMap(const float *x, float *y, int64_t n, Fn fn) {
-#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = fn(x[i]);
+  parallelForSimd(n, n > kParallelThreshold,
+                  [&](int64_t i) { y[i] = fn(x[i]); });
 }
 
 /// torch.maximum and torch.minimum: a NaN on either side gives a NaN;
@@ -100,12 +158,11 @@ void expFamilyRange(const float *__restrict x, float *__restrict y, int64_t n,
 void expFamily(const float *x, float *y, int64_t n, ExpFn fn, float alpha) {
   constexpr int64_t kChunk = 1 << 14;
   int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
-  for (int64_t c = 0; c < chunks; ++c) {
+  parallelFor(chunks, n > kParallelThreshold, [&](int64_t c) {
     int64_t begin = c * kChunk;
     expFamilyRange(x + begin, y + begin, std::min(kChunk, n - begin), fn,
                    alpha);
-  }
+  });
 }
 
 /// One row of a broadcast binary map: out[j] = fn(a[j * ia], b[j * ib]),
@@ -158,9 +215,8 @@ void binaryMap(const float *a, const Shape &sa, const float *b, const Shape &sb,
     sameB = sameB && sb.dims[d] == so.dims[d];
   }
   if (sameA && sameB) {
-#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = fn(a[i], b[i]);
+    parallelForSimd(n, n > kParallelThreshold,
+                    [&](int64_t i) { out[i] = fn(a[i], b[i]); });
     return;
   }
   int64_t strideA[kMaxRank], strideB[kMaxRank];
@@ -199,8 +255,7 @@ void binaryMap(const float *a, const Shape &sa, const float *b, const Shape &sb,
   const int outerAxes = merged - 1;
   constexpr int64_t kRowsPerBlock = 256;
   const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
-  for (int64_t blk = 0; blk < blocks; ++blk) {
+  parallelFor(blocks, n > kParallelThreshold, [&](int64_t blk) {
     int64_t first = blk * kRowsPerBlock;
     int64_t last = std::min(rows, first + kRowsPerBlock);
     // The index of row `first` on every outer axis, and its offsets.
@@ -224,7 +279,7 @@ void binaryMap(const float *a, const Shape &sa, const float *b, const Shape &sb,
         index[d] = 0;
       }
     }
-  }
+  });
 }
 
 /// The graph operations below walk a vertex's edges once per block of this
@@ -239,8 +294,7 @@ void scatterWith(const Graph &g, Side by, const float *in, int64_t row,
   const int64_t *ptr = ptrOf(g, by);
   const int64_t *edges = edgesOf(g, by);
   int64_t count = countOf(g, by);
-#pragma omp parallel for schedule(dynamic, 64) if (count * row > 4096)
-  for (int64_t v = 0; v < count; ++v) {
+  parallelForDynamic(count, count * row > 4096, [&](int64_t v) {
     int64_t begin = ptr[v], end = ptr[v + 1];
     for (int64_t j0 = 0; j0 < row; j0 += kColumns) {
       const int64_t width = std::min(kColumns, row - j0);
@@ -256,7 +310,7 @@ void scatterWith(const Graph &g, Side by, const float *in, int64_t row,
         out[v * row + j0 + j] =
             end > begin ? finish(acc[j], v, j0 + j, begin, end) : acc[j];
     }
-  }
+  });
 }
 
 template <typename Better>
@@ -268,11 +322,10 @@ void scatterSelect(const Graph &g, Side by, const float *in, int64_t row,
   // Every edge belongs to exactly one group, so the groups write disjoint
   // rows of the mask.
   fill(out, g.numEdges() * row, 0.0f);
-#pragma omp parallel for schedule(dynamic, 64) if (count * row > 4096)
-  for (int64_t v = 0; v < count; ++v) {
+  parallelForDynamic(count, count * row > 4096, [&](int64_t v) {
     int64_t begin = ptr[v], end = ptr[v + 1];
     if (begin == end)
-      continue;
+      return;
     for (int64_t j0 = 0; j0 < row; j0 += kColumns) {
       const int64_t width = std::min(kColumns, row - j0);
       int64_t best[kColumns];
@@ -293,7 +346,7 @@ void scatterSelect(const Graph &g, Side by, const float *in, int64_t row,
       for (int64_t j = 0; j < width; ++j)
         out[best[j] * row + j0 + j] = 1.0f;
     }
-  }
+  });
 }
 
 template <typename Update>
@@ -329,23 +382,20 @@ void readoutSelect(const BatchedGraph &g, const float *in, int64_t n,
 template <typename Fn>
 void reduceWith(const float *in, float *out, int64_t outer, int64_t len,
                 int64_t inner, Fn fn) {
-#pragma omp parallel for schedule(static) if (outer * len * inner >            \
-                                              kParallelThreshold)
-  for (int64_t o = 0; o < outer; ++o)
+  parallelFor(outer, outer * len * inner > kParallelThreshold, [&](int64_t o) {
     for (int64_t i = 0; i < inner; ++i) {
       float acc = 0.0f;
       for (int64_t j = 0; j < len; ++j)
         acc = fn(acc, in[(o * len + j) * inner + i], j == 0);
       out[o * inner + i] = acc;
     }
+  });
 }
 
 template <typename Better>
 void reduceSelectWith(const float *in, float *out, int64_t outer, int64_t len,
                       int64_t inner, Better better) {
-#pragma omp parallel for schedule(static) if (outer * len * inner >            \
-                                              kParallelThreshold)
-  for (int64_t o = 0; o < outer; ++o)
+  parallelFor(outer, outer * len * inner > kParallelThreshold, [&](int64_t o) {
     for (int64_t i = 0; i < inner; ++i) {
       int64_t best = 0;
       for (int64_t j = 1; j < len; ++j)
@@ -355,6 +405,7 @@ void reduceSelectWith(const float *in, float *out, int64_t outer, int64_t len,
       for (int64_t j = 0; j < len; ++j)
         out[(o * len + j) * inner + i] = j == best ? 1.0f : 0.0f;
     }
+  });
 }
 
 template <bool Log>
@@ -362,9 +413,7 @@ void softmaxWith(const float *in, float *out, int64_t outer, int64_t len,
                  int64_t inner) {
   if (len == 0)
     return;
-#pragma omp parallel for schedule(static) if (outer * len * inner >            \
-                                              kParallelThreshold)
-  for (int64_t o = 0; o < outer; ++o)
+  parallelFor(outer, outer * len * inner > kParallelThreshold, [&](int64_t o) {
     for (int64_t i = 0; i < inner; ++i) {
       const float *x = in + o * len * inner + i;
       float *y = out + o * len * inner + i;
@@ -378,6 +427,7 @@ void softmaxWith(const float *in, float *out, int64_t outer, int64_t len,
         y[j * inner] = Log ? x[j * inner] - mx - std::log(sum)
                            : simdExp(x[j * inner] - mx) / sum;
     }
+  });
 }
 
 } // namespace
@@ -439,12 +489,11 @@ void gnnc::rt::dropout(const float *in, float *out, int64_t n, double p,
   const float scale = dropoutScale(p);
   constexpr int64_t kChunk = 1 << 14;
   int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
-  for (int64_t c = 0; c < chunks; ++c) {
+  parallelFor(chunks, n > kParallelThreshold, [&](int64_t c) {
     int64_t begin = c * kChunk;
     dropoutRange(in + begin, out + begin, begin, std::min(kChunk, n - begin),
                  seed, threshold, scale);
-  }
+  });
 }
 
 void gnnc::rt::inDegree(const Graph &g, float *out) {
@@ -590,23 +639,20 @@ void gnnc::rt::matmulT(const float *a, bool transA, const float *w, bool transW,
 void gnnc::rt::reduceSum(const float *in, float *out, int64_t outer,
                          int64_t len, int64_t inner) {
   if (inner == 1) { // row sums
-#pragma omp parallel for schedule(static) if (outer * len > kParallelThreshold)
-    for (int64_t o = 0; o < outer; ++o) {
+    parallelFor(outer, outer * len > kParallelThreshold, [&](int64_t o) {
       const float *row = in + o * len;
       float acc = 0.0f;
       for (int64_t j = 0; j < len; ++j)
         acc += row[j];
       out[o] = acc;
-    }
+    });
     return;
   }
   // Column sums (the vertex axis of a [N, ...] tensor, the backward's bias
   // gradients): rows are added one after the other into the output row, so
   // every element is still summed from 0 in index order, and the loop over
   // the row is contiguous and vectorised.
-#pragma omp parallel for schedule(static) if (outer * len * inner >            \
-                                              kParallelThreshold)
-  for (int64_t o = 0; o < outer; ++o) {
+  parallelFor(outer, outer * len * inner > kParallelThreshold, [&](int64_t o) {
     float *__restrict acc = out + o * inner;
     for (int64_t i = 0; i < inner; ++i)
       acc[i] = 0.0f;
@@ -616,7 +662,7 @@ void gnnc::rt::reduceSum(const float *in, float *out, int64_t outer,
       for (int64_t i = 0; i < inner; ++i)
         acc[i] += row[i];
     }
-  }
+  });
 }
 void gnnc::rt::reduceMean(const float *in, float *out, int64_t outer,
                           int64_t len, int64_t inner) {
@@ -660,10 +706,10 @@ void gnnc::rt::copyRows(const float *in, int64_t inStride, float *out,
                         int64_t outStride, int64_t rows, int64_t width) {
   if (width <= 0)
     return;
-#pragma omp parallel for schedule(static) if (rows * width > kParallelThreshold)
-  for (int64_t r = 0; r < rows; ++r)
+  parallelFor(rows, rows * width > kParallelThreshold, [&](int64_t r) {
     std::memcpy(out + r * outStride, in + r * inStride,
                 static_cast<size_t>(width) * sizeof(float));
+  });
 }
 
 void gnnc::rt::transpose(const float *in, float *out, int64_t batch, int64_t a,
@@ -671,9 +717,7 @@ void gnnc::rt::transpose(const float *in, float *out, int64_t batch, int64_t a,
   // In tiles of 32 x 32, so that both sides are read and written a cache
   // line at a time.
   constexpr int64_t kTile = 32;
-#pragma omp parallel for schedule(static) if (batch * a * b >                  \
-                                              kParallelThreshold)
-  for (int64_t r = 0; r < batch; ++r)
+  parallelFor(batch, batch * a * b > kParallelThreshold, [&](int64_t r) {
     for (int64_t i0 = 0; i0 < a; i0 += kTile)
       for (int64_t j0 = 0; j0 < b; j0 += kTile) {
         int64_t i1 = std::min(a, i0 + kTile), j1 = std::min(b, j0 + kTile);
@@ -681,6 +725,7 @@ void gnnc::rt::transpose(const float *in, float *out, int64_t batch, int64_t a,
           for (int64_t j = j0; j < j1; ++j)
             out[r * a * b + j * a + i] = in[r * a * b + i * b + j];
       }
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -689,10 +734,10 @@ void gnnc::rt::transpose(const float *in, float *out, int64_t batch, int64_t a,
 
 void gnnc::rt::gather(const int64_t *index, int64_t count, const float *in,
                       int64_t row, float *out) {
-#pragma omp parallel for schedule(static) if (count * row > kParallelThreshold)
-  for (int64_t e = 0; e < count; ++e)
+  parallelFor(count, count * row > kParallelThreshold, [&](int64_t e) {
     for (int64_t j = 0; j < row; ++j)
       out[e * row + j] = in[index[e] * row + j];
+  });
 }
 
 void gnnc::rt::gatherDot(const int64_t *xIndex, const float *x,
@@ -701,8 +746,7 @@ void gnnc::rt::gatherDot(const int64_t *xIndex, const float *x,
   // The rows of the edge kAhead places ahead are prefetched: the indices
   // follow the edge ids, not the memory order of x and y.
   constexpr int64_t kAhead = 16;
-#pragma omp parallel for schedule(static) if (count * row > kParallelThreshold)
-  for (int64_t e = 0; e < count; ++e) {
+  parallelFor(count, count * row > kParallelThreshold, [&](int64_t e) {
     if (e + kAhead < count)
       for (int64_t j = 0; j < row; j += 16) {
 #if defined(__GNUC__) || defined(__clang__)
@@ -719,7 +763,7 @@ void gnnc::rt::gatherDot(const int64_t *xIndex, const float *x,
       acc += product;
     }
     out[e] = acc;
-  }
+  });
 }
 
 void gnnc::rt::splat(const float *row, int64_t rowSize, int64_t count,
@@ -762,8 +806,7 @@ void gnnc::rt::scatterLogSumExp(const Graph &g, Side by, const float *in,
   const int64_t *ptr = ptrOf(g, by);
   const int64_t *edges = edgesOf(g, by);
   int64_t count = countOf(g, by);
-#pragma omp parallel for schedule(dynamic, 64) if (count * row > 4096)
-  for (int64_t v = 0; v < count; ++v) {
+  parallelForDynamic(count, count * row > 4096, [&](int64_t v) {
     int64_t begin = ptr[v], end = ptr[v + 1];
     for (int64_t j0 = 0; j0 < row; j0 += kColumns) {
       const int64_t width = std::min(kColumns, row - j0);
@@ -785,7 +828,7 @@ void gnnc::rt::scatterLogSumExp(const Graph &g, Side by, const float *in,
       for (int64_t j = 0; j < width; ++j)
         out[v * row + j0 + j] = end > begin ? mx[j] + std::log(sum[j]) : 0.0f;
     }
-  }
+  });
 }
 
 void gnnc::rt::scatterSelectMax(const Graph &g, Side by, const float *in,
@@ -806,11 +849,10 @@ void gnnc::rt::edgeSoftmax(const Graph &g, Side by, const float *in,
   int64_t count = countOf(g, by);
   // Edges of no group (none: every edge has both ends) would keep `in`.
   copy(in, out, g.numEdges() * row);
-#pragma omp parallel for schedule(dynamic, 64) if (count * row > 4096)
-  for (int64_t v = 0; v < count; ++v) {
+  parallelForDynamic(count, count * row > 4096, [&](int64_t v) {
     int64_t begin = ptr[v], end = ptr[v + 1];
     if (begin == end)
-      continue;
+      return;
     for (int64_t j0 = 0; j0 < row; j0 += kColumns) {
       const int64_t width = std::min(kColumns, row - j0);
       float mx[kColumns], sum[kColumns];
@@ -836,7 +878,7 @@ void gnnc::rt::edgeSoftmax(const Graph &g, Side by, const float *in,
           y[j] = simdExp(x[j] - mx[j]) / sum[j];
       }
     }
-  }
+  });
 }
 
 void gnnc::rt::readoutSum(const BatchedGraph &g, const float *in, int64_t n,
@@ -879,8 +921,8 @@ void gnnc::rt::readoutSelectMin(const BatchedGraph &g, const float *in,
 }
 void gnnc::rt::broadcastGraphs(const BatchedGraph &g, const float *in,
                                int64_t n, int64_t row, float *out) {
-#pragma omp parallel for schedule(static) if (n * row > kParallelThreshold)
-  for (int64_t v = 0; v < n; ++v)
+  parallelFor(n, n * row > kParallelThreshold, [&](int64_t v) {
     for (int64_t j = 0; j < row; ++j)
       out[v * row + j] = in[g.graphOf[v] * row + j];
+  });
 }

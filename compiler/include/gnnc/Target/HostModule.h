@@ -116,6 +116,11 @@ struct HostFunc {
   std::vector<Part> entryParts() const;
 
   std::string symbolName(int s) const { return symbolNames[s]; }
+
+  /// Graph sizes fixed at compile time (`gnnc -D N0=4096`, static shapes),
+  /// by symbol: the entry point declares them constexpr, checks its graphs
+  /// against them and plans its workspace once.
+  std::map<int, int64_t> staticSizes;
 };
 
 /// A kernel and how the host calls it (the CUDA printer's `symbol` is the

@@ -430,9 +430,49 @@ bool MLIRGenImpl::checkDefineNames(const MLIRGenOptions &options) {
     if (options.entry.empty() || def->name.name == options.entry)
       for (const HyperParam &hp : def->hyperParams)
         known.emplace(hp.name.name, &hp);
+  // The graph sizes a define may fix (static shapes): those the forwards of
+  // the same definitions name (`g1: Block[N0, N1, E1]`), or the implicit
+  // sizes of a lone graph argument.
+  std::set<std::string> sizes;
+  for (const auto &def : ast.definitions) {
+    if (!options.entry.empty() && def->name.name != options.entry)
+      continue;
+    for (const ForwardDef &fwd : def->forwards) {
+      size_t numGraphs = 0;
+      for (const ForwardArg &arg : fwd.args)
+        numGraphs += arg.type.kind == TypeExpr::Kind::Graph ||
+                     arg.type.kind == TypeExpr::Kind::Block ||
+                     arg.type.kind == TypeExpr::Kind::BatchedGraph;
+      for (const ForwardArg &arg : fwd.args) {
+        if (arg.type.kind == TypeExpr::Kind::Block && !arg.type.dims.empty()) {
+          for (const ExprPtr &dim : arg.type.dims)
+            if (auto *n = llvm::dyn_cast<NameExpr>(dim.get()))
+              sizes.insert(n->name);
+          continue;
+        }
+        if (numGraphs != 1)
+          continue;
+        if (arg.type.kind == TypeExpr::Kind::Graph ||
+            arg.type.kind == TypeExpr::Kind::BatchedGraph)
+          sizes.insert({"N", "E"});
+        else if (arg.type.kind == TypeExpr::Kind::Block)
+          sizes.insert({"N_src", "N_dst", "E"});
+      }
+    }
+  }
   for (const auto &[name, value] : options.defines) {
     if (known.count(name))
       continue;
+    if (sizes.count(name)) {
+      // A fixed size: the generated entry points check it and plan their
+      // workspace once.
+      if (!value.isInteger || value.integer <= 0) {
+        diags.reportFile(ast.fileName, DiagID::err_define_size, value.text,
+                         name);
+        return false;
+      }
+      continue;
+    }
     const HyperParam *closest = nullptr;
     unsigned best = std::max<unsigned>(2, name.size() / 3) + 1;
     for (const auto &[candidate, hp] : known) {

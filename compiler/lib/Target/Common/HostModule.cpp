@@ -980,6 +980,7 @@ LogicalResult HostFunctionPrinter::print(CodeWriter &w) {
   }
   // The layout needs every size; otherwise declare those the code uses.
   bool needLayout = usesWorkspace;
+  std::vector<std::pair<std::string, std::string>> staticChecks;
   for (int s : shapes.liveSymbols()) {
     const SizeSymbol &symbol = shapes.symbol(s);
     if (symbol.kind == SizeSymbol::Kind::Explicit)
@@ -995,8 +996,36 @@ LogicalResult HostFunctionPrinter::print(CodeWriter &w) {
         if (auto rel = dyn_cast<gnn::RelationOp>(op))
           if (live.count(&op) && rel.getName() == symbol.relation)
             source = storage[rel.getResult()].name + "->numEdges()";
-    pro.line("const int64_t " + f.symbolName(s) + " = " + source + ";");
+    auto fixed = f.staticSizes.find(s);
+    if (fixed == f.staticSizes.end()) {
+      pro.line("const int64_t " + f.symbolName(s) + " = " + source + ";");
+      continue;
+    }
+    // A static shape: the graph must have the size the code was compiled
+    // for.
+    pro.line("constexpr int64_t " + f.symbolName(s) + " = " +
+             std::to_string(fixed->second) + ";");
+    const HostFunc::Arg &g = f.args[symbol.graphArg];
+    bool homogeneous = g.graphKind != gnn::GraphKind::block;
+    std::string what =
+        symbol.kind == SizeSymbol::Kind::NumSrc ? "sources"
+        : symbol.kind == SizeSymbol::Kind::NumDst
+            ? (homogeneous ? "vertices" : "destinations")
+        : symbol.kind == SizeSymbol::Kind::NumEdges ? "edges"
+        : symbol.kind == SizeSymbol::Kind::NumGraphs ? "graphs"
+                                                     : "vertices";
+    staticChecks.emplace_back(
+        "if (" + source + " != " + f.symbolName(s) + ")",
+        "return rt::Status::error(" +
+            cString(func.getName().str() + ": graph '" + g.name + "' has ") +
+            " + std::to_string(" + source + ") + " +
+            cString(" " + what + ", but the code was compiled for " +
+                    symbol.name + " = " + std::to_string(fixed->second) +
+                    " (static shapes, gnnc -D " + symbol.name + "=" +
+                    std::to_string(fixed->second) + ")") +
+            ");");
   }
+  checks.insert(checks.begin(), staticChecks.begin(), staticChecks.end());
   for (auto &[condition, action] : checks) {
     pro.line(condition);
     pro.indent();
@@ -1007,7 +1036,13 @@ LogicalResult HostFunctionPrinter::print(CodeWriter &w) {
     std::string args;
     for (int s : shapes.liveSymbols())
       args += (args.empty() ? "" : ", ") + f.symbolName(s);
-    pro.line("const " + f.symbol + "_Layout layout(" + args + ");");
+    // With every size static the workspace is planned once, on the first
+    // call.
+    bool allStatic = llvm::all_of(shapes.liveSymbols(), [&](int s) {
+      return f.staticSizes.count(s) != 0;
+    });
+    pro.line(std::string(allStatic ? "static " : "") + "const " + f.symbol +
+             "_Layout layout(" + args + ");");
   }
 
   // The entry point.
@@ -1357,6 +1392,26 @@ LogicalResult HostModulePrinter::planFunction(HostFunc &f) {
   f.symbolNames.assign(maxSymbol + 1, "");
   for (int s : f.shapes->liveSymbols())
     f.symbolNames[s] = names.unique(f.shapes->symbol(s).name);
+  // Sizes a define fixes (the front end checked they name graph sizes and
+  // are positive integers): those read from a graph argument.
+  for (const std::string &d : options.defines) {
+    auto [name, text] = StringRef(d).split('=');
+    StringRef digits = text.trim();
+    digits.consume_front("+");
+    int64_t value = 0;
+    if (digits.getAsInteger(10, value))
+      continue;
+    for (int s : f.shapes->liveSymbols()) {
+      const SizeSymbol &symbol = f.shapes->symbol(s);
+      using K = SizeSymbol::Kind;
+      if (symbol.name == name.trim() &&
+          llvm::is_contained({K::NumDst, K::NumSrc, K::NumEdges, K::NumGraphs,
+                              K::NumVertices},
+                             symbol.kind) &&
+          value > 0)
+        f.staticSizes[s] = value;
+    }
+  }
   // Results.
   unsigned numResults = func.getNumResults();
   std::map<std::string, int> gradOfParam;
