@@ -87,34 +87,151 @@ int64_t gridFor(int64_t n) {
   return std::min<int64_t>(std::max<int64_t>((n + 255) / 256, 1), 65535);
 }
 
-/// Sorts the rows of a layout by descending degree into `order`.
+/// The scratch of sorting `rows` rows by degree: keys in and out, ids, and
+/// CUB's temporary storage.
+struct SortScratch {
+  std::size_t keysIn = 0, keysOut = 0, ids = 0, temp = 0, tempBytes = 0;
+  std::size_t size = 0;
+};
+
+Status sortScratchFor(int64_t rows, SortScratch &out) {
+  SortScratch s;
+  GNNC_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
+      nullptr, s.tempBytes, static_cast<const int32_t *>(nullptr),
+      static_cast<int32_t *>(nullptr), static_cast<const int32_t *>(nullptr),
+      static_cast<int32_t *>(nullptr), static_cast<int>(rows), 0, 32));
+  Carver c;
+  s.keysIn = c.reserve<int32_t>(rows);
+  s.keysOut = c.reserve<int32_t>(rows);
+  s.ids = c.reserve<int32_t>(rows);
+  s.temp = c.reserve<char>(static_cast<int64_t>(s.tempBytes));
+  s.size = c.size();
+  out = s;
+  return Status::success();
+}
+
+/// Sorts the rows of a layout by descending degree into `order`, queued on
+/// `stream`, with `scratch` laid out by `s` (sortScratchFor(rows)).
+Status sortByDegree(const int64_t *ptr, int64_t rows, int32_t *order,
+                    const SortScratch &s, const std::shared_ptr<void> &scratch,
+                    cudaStream_t stream) {
+  if (rows == 0)
+    return Status::success();
+  std::size_t tempBytes = s.tempBytes;
+  degreesAndIds<<<static_cast<unsigned>(gridFor(rows)), 256, 0, stream>>>(
+      ptr, rows, at<int32_t>(scratch, s.keysIn), at<int32_t>(scratch, s.ids));
+  GNNC_CUDA_CHECK(cudaGetLastError());
+  GNNC_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
+      at<char>(scratch, s.temp), tempBytes, at<int32_t>(scratch, s.keysIn),
+      at<int32_t>(scratch, s.keysOut), at<int32_t>(scratch, s.ids), order,
+      static_cast<int>(rows), 0, 32, stream));
+  return Status::success();
+}
+
+/// Sorts the rows of a layout by descending degree into `order` with
+/// scratch of its own, and waits for it (the scratch is freed after the
+/// sort has run).
 Status sortByDegree(const int64_t *ptr, int64_t rows, int32_t *order,
                     cudaStream_t stream) {
   if (rows == 0)
     return Status::success();
-  std::size_t tempBytes = 0;
-  GNNC_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
-      nullptr, tempBytes, static_cast<const int32_t *>(nullptr),
-      static_cast<int32_t *>(nullptr), static_cast<const int32_t *>(nullptr),
-      static_cast<int32_t *>(nullptr), static_cast<int>(rows), 0, 32, stream));
-  Carver c;
-  std::size_t keysIn = c.reserve<int32_t>(rows);
-  std::size_t keysOut = c.reserve<int32_t>(rows);
-  std::size_t ids = c.reserve<int32_t>(rows);
-  std::size_t temp = c.reserve<char>(static_cast<int64_t>(tempBytes));
+  SortScratch s;
+  GNNC_TRY(sortScratchFor(rows, s));
   cudaError_t err;
-  std::shared_ptr<void> scratch = deviceMemory(c.size(), err);
+  std::shared_ptr<void> scratch = deviceMemory(s.size, err);
   GNNC_CUDA_CHECK(err);
-  degreesAndIds<<<static_cast<unsigned>(gridFor(rows)), 256, 0, stream>>>(
-      ptr, rows, at<int32_t>(scratch, keysIn), at<int32_t>(scratch, ids));
-  GNNC_CUDA_CHECK(cudaGetLastError());
-  GNNC_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
-      at<char>(scratch, temp), tempBytes, at<int32_t>(scratch, keysIn),
-      at<int32_t>(scratch, keysOut), at<int32_t>(scratch, ids), order,
-      static_cast<int>(rows), 0, 32, stream));
-  // The scratch is freed after the sort has run.
+  GNNC_TRY(sortByDegree(ptr, rows, order, s, scratch, stream));
   GNNC_CUDA_CHECK(cudaStreamSynchronize(stream));
   return Status::success();
+}
+
+/// Where the arrays of a DeviceGraph lie in its allocation. The degree
+/// orders come last, so that the arrays copied from the host are one range.
+struct GraphOffsets {
+  std::size_t inPtr, outPtr, inSrc, inEdge, outDst, outEdge, edgeSrc, edgeDst;
+  std::size_t inOrder, outOrder, size;
+};
+
+GraphOffsets offsetsFor(int64_t numSrc, int64_t numDst, int64_t e) {
+  GraphOffsets o;
+  Carver c;
+  o.inPtr = c.reserve<int64_t>(numDst + 1);
+  o.outPtr = c.reserve<int64_t>(numSrc + 1);
+  o.inSrc = c.reserve<int32_t>(e);
+  o.inEdge = c.reserve<int32_t>(e);
+  o.outDst = c.reserve<int32_t>(e);
+  o.outEdge = c.reserve<int32_t>(e);
+  o.edgeSrc = c.reserve<int32_t>(e);
+  o.edgeDst = c.reserve<int32_t>(e);
+  o.inOrder = c.reserve<int32_t>(numDst);
+  o.outOrder = c.reserve<int32_t>(numSrc);
+  o.size = c.size();
+  return o;
+}
+
+/// The storage of a DeviceGraph: its device memory, and what
+/// DeviceGraph::assign makes on its first call (a pinned host copy of the
+/// arrays copied from the host, the degree sort's scratch, an event after
+/// the copies).
+struct GraphStorage {
+  std::shared_ptr<void> device;
+  GraphOffsets offsets;
+  void *staging = nullptr;
+  SortScratch inSort, outSort;
+  std::shared_ptr<void> scratch;
+  cudaEvent_t copied = nullptr;
+  bool pending = false;
+
+  GraphStorage() = default;
+  GraphStorage(const GraphStorage &) = delete;
+  GraphStorage &operator=(const GraphStorage &) = delete;
+  ~GraphStorage() {
+    // The last copies read the staging buffer until they have run.
+    if (pending)
+      (void)cudaEventSynchronize(copied);
+    if (copied)
+      (void)cudaEventDestroy(copied);
+    if (staging)
+      (void)cudaFreeHost(staging);
+  }
+
+  /// Makes what assign reuses, once.
+  Status prepareAssign(int64_t numSrc, int64_t numDst) {
+    if (copied)
+      return Status::success();
+    GNNC_TRY(sortScratchFor(numDst, inSort));
+    GNNC_TRY(sortScratchFor(numSrc, outSort));
+    cudaError_t err;
+    std::shared_ptr<void> s =
+        deviceMemory(std::max(inSort.size, outSort.size), err);
+    GNNC_CUDA_CHECK(err);
+    void *host = nullptr;
+    if (offsets.inOrder)
+      GNNC_CUDA_CHECK(cudaMallocHost(&host, offsets.inOrder));
+    cudaEvent_t event = nullptr;
+    if (cudaError_t e =
+            cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+        e != cudaSuccess) {
+      if (host)
+        (void)cudaFreeHost(host);
+      GNNC_CUDA_CHECK(e);
+    }
+    scratch = std::move(s);
+    staging = host;
+    copied = event;
+    return Status::success();
+  }
+};
+
+template <typename T>
+void stageInto(void *staging, std::size_t off, const std::vector<T> &src) {
+  std::copy(src.begin(), src.end(),
+            reinterpret_cast<T *>(static_cast<char *>(staging) + off));
+}
+void stageNarrow(void *staging, std::size_t off,
+                 const std::vector<int64_t> &src) {
+  detail::narrowInto(
+      src, reinterpret_cast<int32_t *>(static_cast<char *>(staging) + off));
 }
 
 } // namespace
@@ -125,42 +242,74 @@ Status DeviceGraph::upload(const Graph &g, cudaStream_t stream,
   if (Status s = detail::layoutForDevice(g, l); !s.ok())
     return s;
   int64_t e = g.numEdges();
-  Carver c;
-  std::size_t inPtr = c.reserve<int64_t>(g.numDst() + 1);
-  std::size_t outPtr = c.reserve<int64_t>(g.numSrc() + 1);
-  std::size_t inSrc = c.reserve<int32_t>(e), inEdge = c.reserve<int32_t>(e);
-  std::size_t outDst = c.reserve<int32_t>(e), outEdge = c.reserve<int32_t>(e);
-  std::size_t edgeSrc = c.reserve<int32_t>(e), edgeDst = c.reserve<int32_t>(e);
-  std::size_t inOrder = c.reserve<int32_t>(g.numDst());
-  std::size_t outOrder = c.reserve<int32_t>(g.numSrc());
+  auto graphStorage = std::make_shared<GraphStorage>();
+  GraphOffsets o = offsetsFor(g.numSrc(), g.numDst(), e);
+  graphStorage->offsets = o;
   cudaError_t err;
-  std::shared_ptr<void> storage = deviceMemory(c.size(), err);
+  std::shared_ptr<void> storage = deviceMemory(o.size, err);
   GNNC_CUDA_CHECK(err);
-  GNNC_TRY(copyIn(at<int64_t>(storage, inPtr), l.inPtr, stream));
-  GNNC_TRY(copyIn(at<int64_t>(storage, outPtr), l.outPtr, stream));
-  GNNC_TRY(copyIn(at<int32_t>(storage, inSrc), l.inSrc, stream));
-  GNNC_TRY(copyIn(at<int32_t>(storage, inEdge), l.inEdge, stream));
-  GNNC_TRY(copyIn(at<int32_t>(storage, outDst), l.outDst, stream));
-  GNNC_TRY(copyIn(at<int32_t>(storage, outEdge), l.outEdge, stream));
-  GNNC_TRY(copyIn(at<int32_t>(storage, edgeSrc), l.edgeSrc, stream));
-  GNNC_TRY(copyIn(at<int32_t>(storage, edgeDst), l.edgeDst, stream));
-  GNNC_TRY(sortByDegree(at<int64_t>(storage, inPtr), g.numDst(),
-                        at<int32_t>(storage, inOrder), stream));
-  GNNC_TRY(sortByDegree(at<int64_t>(storage, outPtr), g.numSrc(),
-                        at<int32_t>(storage, outOrder), stream));
+  graphStorage->device = storage;
+  GNNC_TRY(copyIn(at<int64_t>(storage, o.inPtr), l.inPtr, stream));
+  GNNC_TRY(copyIn(at<int64_t>(storage, o.outPtr), l.outPtr, stream));
+  GNNC_TRY(copyIn(at<int32_t>(storage, o.inSrc), l.inSrc, stream));
+  GNNC_TRY(copyIn(at<int32_t>(storage, o.inEdge), l.inEdge, stream));
+  GNNC_TRY(copyIn(at<int32_t>(storage, o.outDst), l.outDst, stream));
+  GNNC_TRY(copyIn(at<int32_t>(storage, o.outEdge), l.outEdge, stream));
+  GNNC_TRY(copyIn(at<int32_t>(storage, o.edgeSrc), l.edgeSrc, stream));
+  GNNC_TRY(copyIn(at<int32_t>(storage, o.edgeDst), l.edgeDst, stream));
+  GNNC_TRY(sortByDegree(at<int64_t>(storage, o.inPtr), g.numDst(),
+                        at<int32_t>(storage, o.inOrder), stream));
+  GNNC_TRY(sortByDegree(at<int64_t>(storage, o.outPtr), g.numSrc(),
+                        at<int32_t>(storage, o.outOrder), stream));
   GNNC_CUDA_CHECK(cudaStreamSynchronize(stream));
-  KernelGraph in{at<int64_t>(storage, inPtr), at<int32_t>(storage, inSrc),
-                 at<int32_t>(storage, inEdge), at<int32_t>(storage, inOrder),
-                 g.numDst()};
-  KernelGraph outLayout{at<int64_t>(storage, outPtr),
-                        at<int32_t>(storage, outDst),
-                        at<int32_t>(storage, outEdge),
-                        at<int32_t>(storage, outOrder), g.numSrc()};
+  KernelGraph in{at<int64_t>(storage, o.inPtr), at<int32_t>(storage, o.inSrc),
+                 at<int32_t>(storage, o.inEdge),
+                 at<int32_t>(storage, o.inOrder), g.numDst()};
+  KernelGraph outLayout{at<int64_t>(storage, o.outPtr),
+                        at<int32_t>(storage, o.outDst),
+                        at<int32_t>(storage, o.outEdge),
+                        at<int32_t>(storage, o.outOrder), g.numSrc()};
   DeviceGraph d;
-  detail::DeviceGraphBuilder::set(d, storage, g.numSrc(), g.numDst(), e, in,
-                                  outLayout, at<int32_t>(storage, edgeSrc),
-                                  at<int32_t>(storage, edgeDst));
+  detail::DeviceGraphBuilder::set(
+      d, graphStorage, g.numSrc(), g.numDst(), e, in, outLayout,
+      at<int32_t>(storage, o.edgeSrc), at<int32_t>(storage, o.edgeDst));
   out = std::move(d);
+  return Status::success();
+}
+
+Status DeviceGraph::assign(const Graph &g, cudaStream_t stream) {
+  GNNC_TRY(detail::checkAssign(*this, g, stream));
+  if (!Storage)
+    return Status::success(); // No vertices and no edges: nothing to write.
+  auto &s = *static_cast<GraphStorage *>(Storage.get());
+  GNNC_TRY(s.prepareAssign(NumSrc, NumDst));
+  // The staging buffer is still read by the copies of the last call until
+  // they have run.
+  if (s.pending) {
+    GNNC_CUDA_CHECK(cudaEventSynchronize(s.copied));
+    s.pending = false;
+  }
+  const GraphOffsets &o = s.offsets;
+  stageInto(s.staging, o.inPtr, g.inPtr());
+  stageInto(s.staging, o.outPtr, g.outPtr());
+  stageNarrow(s.staging, o.inSrc, g.inSrc());
+  stageNarrow(s.staging, o.inEdge, g.inEdge());
+  stageNarrow(s.staging, o.outDst, g.outDst());
+  stageNarrow(s.staging, o.outEdge, g.outEdge());
+  stageNarrow(s.staging, o.edgeSrc, g.edgeSrc());
+  stageNarrow(s.staging, o.edgeDst, g.edgeDst());
+  // Every array but the degree orders, in one copy.
+  if (o.inOrder)
+    GNNC_CUDA_CHECK(cudaMemcpyAsync(s.device.get(), s.staging, o.inOrder,
+                                    cudaMemcpyHostToDevice, stream));
+  GNNC_CUDA_CHECK(cudaEventRecord(s.copied, stream));
+  s.pending = true;
+  GNNC_TRY(sortByDegree(at<int64_t>(s.device, o.inPtr), NumDst,
+                        at<int32_t>(s.device, o.inOrder), s.inSort, s.scratch,
+                        stream));
+  GNNC_TRY(sortByDegree(at<int64_t>(s.device, o.outPtr), NumSrc,
+                        at<int32_t>(s.device, o.outOrder), s.outSort, s.scratch,
+                        stream));
   return Status::success();
 }
 

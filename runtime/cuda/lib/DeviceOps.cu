@@ -7,7 +7,9 @@
 //
 //   - elementwise maths with NumPy broadcasting: grid-stride kernels;
 //   - matmul: cublasSgemm on a cuBLAS handle of the calling thread and
-//     device, in FP32 (CUBLAS_DEFAULT_MATH: no TF32);
+//     device, in FP32 (CUBLAS_DEFAULT_MATH: no TF32); on a stream
+//     prepared for capture (prepareCapture, StepGraph.h), with a workspace
+//     of that stream's, so that a captured matmul allocates nothing;
 //   - reductions of the middle axis of [outer, len, inner]: one thread per
 //     output element adding the axis in order (the host's order) when the
 //     axis is short; for a long axis, partial results of chunks of
@@ -28,6 +30,7 @@
 #include "Internal.h"
 
 #include "gnnc/runtime/cuda/Kernel.cuh"
+#include "gnnc/runtime/cuda/StepGraph.h"
 
 #include <cub/cub.cuh>
 #include <cublas_v2.h>
@@ -661,12 +664,23 @@ Status readoutSelect(bool max, const DeviceBatchedGraph &g, const float *in,
 // cuBLAS
 //===----------------------------------------------------------------------===//
 
+/// A cuBLAS handle, and the workspaces of the streams prepared for capture
+/// (prepareCapture), each of `workspaceBytes` of device memory.
+struct BlasHandle {
+  cublasHandle_t handle = nullptr;
+  std::size_t workspaceBytes = 0;
+  std::map<cudaStream_t, void *> workspaces;
+};
+
 /// The cuBLAS handles of this thread, one per device.
 struct BlasHandles {
-  std::map<int, cublasHandle_t> byDevice;
+  std::map<int, BlasHandle> byDevice;
   ~BlasHandles() {
-    for (auto &[device, handle] : byDevice)
-      (void)cublasDestroy(handle);
+    for (auto &[device, h] : byDevice) {
+      (void)cublasDestroy(h.handle);
+      for (auto &[stream, workspace] : h.workspaces)
+        (void)cudaFree(workspace);
+    }
   }
 };
 
@@ -689,19 +703,31 @@ const char *blasError(cublasStatus_t s) {
   }
 }
 
-Status blasHandle(cublasHandle_t &out) {
+/// The workspace cuBLAS recommends for a device of compute capability
+/// `major` (the size of its own default workspace): 32 MiB on Hopper and
+/// later, 4 MiB before.
+std::size_t blasWorkspaceBytes(int major) {
+  return (major >= 9 ? 32 : 4) * std::size_t{1} << 20;
+}
+
+/// The handle of this thread and the current device, created on first use.
+Status blasHandle(BlasHandle *&out) {
   thread_local BlasHandles handles;
   int device = 0;
   GNNC_CUDA_CHECK(cudaGetDevice(&device));
   auto it = handles.byDevice.find(device);
   if (it == handles.byDevice.end()) {
-    cublasHandle_t h = nullptr;
-    if (cublasStatus_t s = cublasCreate(&h); s != CUBLAS_STATUS_SUCCESS)
+    int major = 0;
+    GNNC_CUDA_CHECK(cudaDeviceGetAttribute(
+        &major, cudaDevAttrComputeCapabilityMajor, device));
+    BlasHandle h;
+    h.workspaceBytes = blasWorkspaceBytes(major);
+    if (cublasStatus_t s = cublasCreate(&h.handle); s != CUBLAS_STATUS_SUCCESS)
       return Status::error(std::string("cublasCreate: ") + blasError(s));
-    (void)cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
-    it = handles.byDevice.emplace(device, h).first;
+    (void)cublasSetMathMode(h.handle, CUBLAS_DEFAULT_MATH);
+    it = handles.byDevice.emplace(device, std::move(h)).first;
   }
-  out = it->second;
+  out = &it->second;
   return Status::success();
 }
 
@@ -817,10 +843,28 @@ Status matmul(const float *a, const float *w, float *out, int64_t rows,
     return fill(out, rows * n, 0.0f, stream);
   if (rows > INT_MAX || k > INT_MAX || n > INT_MAX)
     return Status::error("matmul: a dimension of more than 2^31");
-  cublasHandle_t h = nullptr;
-  GNNC_TRY(blasHandle(h));
+  BlasHandle *blas = nullptr;
+  GNNC_TRY(blasHandle(blas));
+  cublasHandle_t h = blas->handle;
   if (cublasStatus_t s = cublasSetStream(h, stream); s != CUBLAS_STATUS_SUCCESS)
     return Status::error(std::string("cublasSetStream: ") + blasError(s));
+  // cublasSetStream goes back to cuBLAS's default workspace, which cuBLAS
+  // may allocate while the stream is captured: a stream prepared for
+  // capture has a workspace of its own, which every matmul on it uses.
+  if (auto it = blas->workspaces.find(stream); it != blas->workspaces.end()) {
+    if (cublasStatus_t s =
+            cublasSetWorkspace(h, it->second, blas->workspaceBytes);
+        s != CUBLAS_STATUS_SUCCESS)
+      return Status::error(std::string("cublasSetWorkspace: ") + blasError(s));
+  } else {
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    GNNC_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+    if (capture != cudaStreamCaptureStatusNone)
+      return Status::error(
+          "matmul: the stream is captured but has no cuBLAS workspace: call "
+          "rt::cuda::prepareCapture(stream) before the capture (StepGraph's "
+          "capture does)");
+  }
   // Row-major out[rows, n] = a[rows, k] @ w[k, n] is column-major
   // out^T[n, rows] = w^T[n, k] @ a^T[k, rows].
   const float one = 1.0f, zero = 0.0f;
@@ -831,6 +875,17 @@ Status matmul(const float *a, const float *w, float *out, int64_t rows,
                       static_cast<int>(n));
       s != CUBLAS_STATUS_SUCCESS)
     return Status::error(std::string("matmul: cublasSgemm: ") + blasError(s));
+  return Status::success();
+}
+
+Status prepareCapture(cudaStream_t stream) {
+  BlasHandle *blas = nullptr;
+  GNNC_TRY(blasHandle(blas));
+  if (blas->workspaces.count(stream))
+    return Status::success();
+  void *workspace = nullptr;
+  GNNC_CUDA_CHECK(cudaMalloc(&workspace, blas->workspaceBytes));
+  blas->workspaces.emplace(stream, workspace);
   return Status::success();
 }
 

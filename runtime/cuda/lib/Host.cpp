@@ -105,8 +105,7 @@ std::vector<int32_t> narrow(const std::vector<int64_t> &in) {
 
 } // namespace
 
-Status gnnc::rt::cuda::detail::layoutForDevice(const Graph &g,
-                                               HostLayout &out) {
+Status gnnc::rt::cuda::detail::checkForDevice(const Graph &g) {
   int64_t e = g.numEdges();
   if (g.numSrc() > kMaxId || g.numDst() > kMaxId || e > kMaxId)
     return Status::error(fmt::format(
@@ -125,6 +124,18 @@ Status gnnc::rt::cuda::detail::layoutForDevice(const Graph &g,
       static_cast<int64_t>(g.edgeDst().size()) != e)
     return Status::error("graph: the edge list does not have one entry per "
                          "edge");
+  return Status::success();
+}
+
+void gnnc::rt::cuda::detail::narrowInto(const std::vector<int64_t> &in,
+                                        int32_t *out) {
+  for (std::size_t i = 0; i < in.size(); ++i)
+    out[i] = static_cast<int32_t>(in[i]);
+}
+
+Status gnnc::rt::cuda::detail::layoutForDevice(const Graph &g,
+                                               HostLayout &out) {
+  GNNC_TRY(checkForDevice(g));
   HostLayout l;
   l.inPtr = g.inPtr();
   l.outPtr = g.outPtr();
@@ -141,11 +152,44 @@ Status gnnc::rt::cuda::detail::layoutForDevice(const Graph &g,
 std::vector<int32_t>
 gnnc::rt::cuda::detail::degreeOrder(const std::vector<int64_t> &ptr) {
   std::vector<int32_t> order(ptr.size() - 1);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+  degreeOrderInto(ptr, order.data());
+  return order;
+}
+
+void gnnc::rt::cuda::detail::degreeOrderInto(const std::vector<int64_t> &ptr,
+                                             int32_t *order) {
+  int32_t *end = order + (ptr.size() - 1);
+  std::iota(order, end, 0);
+  std::stable_sort(order, end, [&](int32_t a, int32_t b) {
     return ptr[a + 1] - ptr[a] > ptr[b + 1] - ptr[b];
   });
-  return order;
+}
+
+Status gnnc::rt::cuda::detail::checkNotCapturing(const char *what,
+                                                 cudaStream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  GNNC_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone)
+    return Status::error(fmt::format(
+        "{}: the stream is capturing; {} is called outside the capture, "
+        "before each replay (docs/abi.md, \"CUDA graphs of a training "
+        "step\")",
+        what, what));
+  return Status::success();
+}
+
+Status gnnc::rt::cuda::detail::checkAssign(const DeviceGraph &d, const Graph &g,
+                                           cudaStream_t stream) {
+  GNNC_TRY(checkNotCapturing("DeviceGraph::assign", stream));
+  if (g.numSrc() != d.numSrc() || g.numDst() != d.numDst() ||
+      g.numEdges() != d.numEdges())
+    return Status::error(fmt::format(
+        "DeviceGraph::assign: the graph has {} sources, {} destinations and "
+        "{} edges, the device graph {}, {} and {}: assign keeps the sizes of "
+        "upload (pad every batch to the same sizes, or upload a new graph)",
+        g.numSrc(), g.numDst(), g.numEdges(), d.numSrc(), d.numDst(),
+        d.numEdges()));
+  return checkForDevice(g);
 }
 
 void gnnc::rt::cuda::detail::DeviceGraphBuilder::set(
@@ -296,6 +340,29 @@ Status DeviceTensor::upload(const float *host,
     GNNC_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
   out = std::move(t);
+  return Status::success();
+}
+
+Status DeviceTensor::assign(const float *host,
+                            const std::vector<int64_t> &shape,
+                            cudaStream_t stream) {
+  GNNC_TRY(detail::checkNotCapturing("DeviceTensor::assign", stream));
+  if (shape != Shape) {
+    auto str = [](const std::vector<int64_t> &dims) {
+      std::string out = "[";
+      for (std::size_t i = 0; i < dims.size(); ++i)
+        out += (i ? ", " : "") + std::to_string(dims[i]);
+      return out + "]";
+    };
+    return Status::error(
+        fmt::format("DeviceTensor::assign: a tensor of shape {} into one of "
+                    "shape {}: assign keeps the shape",
+                    str(shape), str(Shape)));
+  }
+  std::size_t bytes = static_cast<std::size_t>(numElements()) * sizeof(float);
+  if (bytes)
+    GNNC_CUDA_CHECK(
+        cudaMemcpyAsync(data(), host, bytes, cudaMemcpyHostToDevice, stream));
   return Status::success();
 }
 

@@ -25,9 +25,24 @@ struct HostLayout {
 };
 Status layoutForDevice(const Graph &g, HostLayout &out);
 
+/// Checks what layoutForDevice checks (both host layouts, the 32-bit
+/// limits) without building anything.
+Status checkForDevice(const Graph &g);
+/// Writes the 32-bit ids of `in` to `out` (in.size() entries).
+void narrowInto(const std::vector<int64_t> &in, int32_t *out);
+
 /// The rows of a layout by descending degree (stable: equal degrees by
 /// increasing id), as DeviceGraph::upload sorts them on the device.
 std::vector<int32_t> degreeOrder(const std::vector<int64_t> &ptr);
+/// The same order written to `order` (ptr.size() - 1 entries).
+void degreeOrderInto(const std::vector<int64_t> &ptr, int32_t *order);
+
+/// What DeviceGraph::assign checks before it changes anything: `stream` is
+/// not capturing, `g` has the sizes of `d`, and `g` passes checkForDevice.
+Status checkAssign(const DeviceGraph &d, const Graph &g, cudaStream_t stream);
+/// An error when `stream` is capturing (`what` is not captured: it is
+/// called before a replay).
+Status checkNotCapturing(const char *what, cudaStream_t stream);
 
 /// Sets the private fields of a DeviceGraph.
 struct DeviceGraphBuilder {

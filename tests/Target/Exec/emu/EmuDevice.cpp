@@ -8,7 +8,10 @@
 // mirror). What this checks is the code gnnc prints: its kernels run here
 // as emulated CUDA threads, its host code calls these. Reductions scribble
 // over the scratch they are given, so that a workspace layout giving it
-// bytes something else still needs shows.
+// bytes something else still needs shows. Every operation is work on its
+// stream (gnnc_emu_enqueue): recorded, with copies of its arguments as a
+// kernel's, while the stream captures. DeviceGraph::assign overwrites the
+// arrays of an upload in place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,8 +19,11 @@
 
 #include "gnnc/runtime/Ops.h"
 #include "gnnc/runtime/cuda/DeviceOps.h"
+#include "gnnc/runtime/cuda/StepGraph.h"
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -34,9 +40,14 @@ struct GraphStorage {
   Graph host;
 };
 
-const Graph &hostGraph(const DeviceGraph &g) {
+/// The storage of `g`, kept by the work that reads it (as a kernel keeps
+/// the device pointers it is given).
+std::shared_ptr<void> storageOf(const DeviceGraph &g) {
+  return detail::DeviceGraphBuilder::storage(g);
+}
+
+const Graph &hostGraph(const std::shared_ptr<void> &storage) {
   static const Graph empty;
-  const std::shared_ptr<void> &storage = detail::DeviceGraphBuilder::storage(g);
   return storage ? static_cast<const GraphStorage *>(storage.get())->host
                  : empty;
 }
@@ -48,7 +59,7 @@ struct BatchStorage {
 
 BatchedGraph hostBatch(const DeviceBatchedGraph &g) {
   BatchedGraph b;
-  b.graph = &hostGraph(*g.graph);
+  b.graph = &hostGraph(storageOf(*g.graph));
   b.numGraphs = g.numGraphs;
   b.graphOf =
       g.storage
@@ -57,9 +68,19 @@ BatchedGraph hostBatch(const DeviceBatchedGraph &g) {
   return b;
 }
 
+/// Runs `work` on `stream` (recorded while it captures).
+Status enqueue(const char *what, cudaStream_t stream,
+               std::function<void()> work) {
+  return toStatus(gnnc_emu_enqueue(stream, std::move(work)), what, __FILE__,
+                  __LINE__);
+}
+
 } // namespace
 
-Status DeviceGraph::upload(const Graph &g, cudaStream_t, DeviceGraph &out) {
+Status DeviceGraph::upload(const Graph &g, cudaStream_t stream,
+                           DeviceGraph &out) {
+  // Waits, as on a device (which fails on a capturing stream).
+  GNNC_CUDA_CHECK(cudaStreamSynchronize(stream));
   auto storage = std::make_shared<GraphStorage>();
   if (Status s = detail::layoutForDevice(g, storage->layout); !s.ok())
     return s;
@@ -79,9 +100,31 @@ Status DeviceGraph::upload(const Graph &g, cudaStream_t, DeviceGraph &out) {
   return Status::success();
 }
 
+Status DeviceGraph::assign(const Graph &g, cudaStream_t stream) {
+  GNNC_TRY(detail::checkAssign(*this, g, stream));
+  if (!Storage)
+    return Status::success(); // No vertices and no edges: nothing to write.
+  auto &storage = *static_cast<GraphStorage *>(Storage.get());
+  // In place: the arrays keep their sizes, so their addresses.
+  detail::HostLayout &l = storage.layout;
+  std::copy(g.inPtr().begin(), g.inPtr().end(), l.inPtr.begin());
+  std::copy(g.outPtr().begin(), g.outPtr().end(), l.outPtr.begin());
+  detail::narrowInto(g.inSrc(), l.inSrc.data());
+  detail::narrowInto(g.inEdge(), l.inEdge.data());
+  detail::narrowInto(g.outDst(), l.outDst.data());
+  detail::narrowInto(g.outEdge(), l.outEdge.data());
+  detail::narrowInto(g.edgeSrc(), l.edgeSrc.data());
+  detail::narrowInto(g.edgeDst(), l.edgeDst.data());
+  detail::degreeOrderInto(l.inPtr, storage.inOrder.data());
+  detail::degreeOrderInto(l.outPtr, storage.outOrder.data());
+  storage.host = g;
+  return Status::success();
+}
+
 Status DeviceBatchedGraph::upload(const BatchedGraph &g,
-                                  const DeviceGraph &graph, cudaStream_t,
+                                  const DeviceGraph &graph, cudaStream_t stream,
                                   DeviceBatchedGraph &out) {
+  GNNC_CUDA_CHECK(cudaStreamSynchronize(stream));
   if (Status s = detail::checkBatchForDevice(g, graph); !s.ok())
     return s;
   auto storage = std::make_shared<BatchStorage>();
@@ -110,44 +153,50 @@ Status DeviceBatchedGraph::upload(const BatchedGraph &g,
 }
 
 //===----------------------------------------------------------------------===//
-// Operations: the host's
+// Operations: the host's, on the stream
 //===----------------------------------------------------------------------===//
 
-Status gnnc::rt::cuda::dropout(const float *in, float *out, int64_t n, double p,
-                               uint64_t seed, bool training, cudaStream_t) {
-  rt::dropout(in, out, n, p, seed, training);
+/// Emulated cuBLAS has no handle or workspace to make.
+Status gnnc::rt::cuda::prepareCapture(cudaStream_t) {
   return Status::success();
+}
+
+Status gnnc::rt::cuda::dropout(const float *in, float *out, int64_t n, double p,
+                               uint64_t seed, bool training,
+                               cudaStream_t stream) {
+  return enqueue("dropout", stream,
+                 [=] { rt::dropout(in, out, n, p, seed, training); });
 }
 Status gnnc::rt::cuda::inDegree(const DeviceGraph &g, float *out,
-                                cudaStream_t) {
-  rt::inDegree(hostGraph(g), out);
-  return Status::success();
+                                cudaStream_t stream) {
+  return enqueue("inDegree", stream, [storage = storageOf(g), out] {
+    rt::inDegree(hostGraph(storage), out);
+  });
 }
 Status gnnc::rt::cuda::outDegree(const DeviceGraph &g, float *out,
-                                 cudaStream_t) {
-  rt::outDegree(hostGraph(g), out);
-  return Status::success();
+                                 cudaStream_t stream) {
+  return enqueue("outDegree", stream, [storage = storageOf(g), out] {
+    rt::outDegree(hostGraph(storage), out);
+  });
 }
 Status gnnc::rt::cuda::graphSizes(const DeviceBatchedGraph &g, float *out,
-                                  cudaStream_t) {
-  rt::graphSizes(hostBatch(g), out);
-  return Status::success();
+                                  cudaStream_t stream) {
+  return enqueue("graphSizes", stream,
+                 [g, out] { rt::graphSizes(hostBatch(g), out); });
 }
-Status gnnc::rt::cuda::fill(float *out, int64_t n, float value, cudaStream_t) {
-  rt::fill(out, n, value);
-  return Status::success();
+Status gnnc::rt::cuda::fill(float *out, int64_t n, float value,
+                            cudaStream_t stream) {
+  return enqueue("fill", stream, [=] { rt::fill(out, n, value); });
 }
 Status gnnc::rt::cuda::copy(const float *in, float *out, int64_t n,
-                            cudaStream_t) {
-  rt::copy(in, out, n);
-  return Status::success();
+                            cudaStream_t stream) {
+  return enqueue("copy", stream, [=] { rt::copy(in, out, n); });
 }
 
 #define GNNC_EMU_UNARY(name)                                                   \
   Status gnnc::rt::cuda::name(const float *x, float *y, int64_t n,             \
-                              cudaStream_t) {                                  \
-    rt::name(x, y, n);                                                         \
-    return Status::success();                                                  \
+                              cudaStream_t stream) {                           \
+    return enqueue(#name, stream, [=] { rt::name(x, y, n); });                 \
   }
 GNNC_EMU_UNARY(neg)
 GNNC_EMU_UNARY(exp)
@@ -161,22 +210,19 @@ GNNC_EMU_UNARY(tanh)
 GNNC_EMU_UNARY(gelu)
 GNNC_EMU_UNARY(erf)
 Status gnnc::rt::cuda::elu(const float *x, float *y, int64_t n, float alpha,
-                           cudaStream_t) {
-  rt::elu(x, y, n, alpha);
-  return Status::success();
+                           cudaStream_t stream) {
+  return enqueue("elu", stream, [=] { rt::elu(x, y, n, alpha); });
 }
 Status gnnc::rt::cuda::leakyRelu(const float *x, float *y, int64_t n,
-                                 float alpha, cudaStream_t) {
-  rt::leakyRelu(x, y, n, alpha);
-  return Status::success();
+                                 float alpha, cudaStream_t stream) {
+  return enqueue("leakyRelu", stream, [=] { rt::leakyRelu(x, y, n, alpha); });
 }
 
 #define GNNC_EMU_BINARY(name)                                                  \
   Status gnnc::rt::cuda::name(const float *a, const Shape &sa, const float *b, \
                               const Shape &sb, float *out, const Shape &so,    \
-                              cudaStream_t) {                                  \
-    rt::name(a, sa, b, sb, out, so);                                           \
-    return Status::success();                                                  \
+                              cudaStream_t stream) {                           \
+    return enqueue(#name, stream, [=] { rt::name(a, sa, b, sb, out, so); });   \
   }
 GNNC_EMU_BINARY(add)
 GNNC_EMU_BINARY(sub)
@@ -187,16 +233,15 @@ GNNC_EMU_BINARY(min)
 GNNC_EMU_BINARY(pow)
 GNNC_EMU_BINARY(gt)
 Status gnnc::rt::cuda::broadcastTo(const float *in, const Shape &si, float *out,
-                                   const Shape &so, cudaStream_t) {
-  rt::broadcastTo(in, si, out, so);
-  return Status::success();
+                                   const Shape &so, cudaStream_t stream) {
+  return enqueue("broadcastTo", stream,
+                 [=] { rt::broadcastTo(in, si, out, so); });
 }
 
 Status gnnc::rt::cuda::matmul(const float *a, const float *w, float *out,
                               int64_t rows, int64_t k, int64_t n,
-                              cudaStream_t) {
-  rt::matmul(a, w, out, rows, k, n);
-  return Status::success();
+                              cudaStream_t stream) {
+  return enqueue("matmul", stream, [=] { rt::matmul(a, w, out, rows, k, n); });
 }
 
 std::size_t gnnc::rt::cuda::reduceScratchBytes(int64_t outer, int64_t len,
@@ -218,10 +263,11 @@ void scribble(void *scratch, int64_t outer, int64_t len, int64_t inner) {
 #define GNNC_EMU_REDUCE(name)                                                  \
   Status gnnc::rt::cuda::name(const float *in, float *out, int64_t outer,      \
                               int64_t len, int64_t inner, void *scratch,       \
-                              cudaStream_t) {                                  \
-    scribble(scratch, outer, len, inner);                                      \
-    rt::name(in, out, outer, len, inner);                                      \
-    return Status::success();                                                  \
+                              cudaStream_t stream) {                           \
+    return enqueue(#name, stream, [=] {                                        \
+      scribble(scratch, outer, len, inner);                                    \
+      rt::name(in, out, outer, len, inner);                                    \
+    });                                                                        \
   }
 GNNC_EMU_REDUCE(reduceSum)
 GNNC_EMU_REDUCE(reduceMean)
@@ -231,46 +277,50 @@ GNNC_EMU_REDUCE(reduceSelectMax)
 GNNC_EMU_REDUCE(reduceSelectMin)
 
 Status gnnc::rt::cuda::softmax(const float *in, float *out, int64_t outer,
-                               int64_t len, int64_t inner, cudaStream_t) {
-  rt::softmax(in, out, outer, len, inner);
-  return Status::success();
+                               int64_t len, int64_t inner,
+                               cudaStream_t stream) {
+  return enqueue("softmax", stream,
+                 [=] { rt::softmax(in, out, outer, len, inner); });
 }
 Status gnnc::rt::cuda::logSoftmax(const float *in, float *out, int64_t outer,
-                                  int64_t len, int64_t inner, cudaStream_t) {
-  rt::logSoftmax(in, out, outer, len, inner);
-  return Status::success();
+                                  int64_t len, int64_t inner,
+                                  cudaStream_t stream) {
+  return enqueue("logSoftmax", stream,
+                 [=] { rt::logSoftmax(in, out, outer, len, inner); });
 }
 Status gnnc::rt::cuda::copyRows(const float *in, int64_t inStride, float *out,
                                 int64_t outStride, int64_t rows, int64_t width,
-                                cudaStream_t) {
-  rt::copyRows(in, inStride, out, outStride, rows, width);
-  return Status::success();
+                                cudaStream_t stream) {
+  return enqueue("copyRows", stream, [=] {
+    rt::copyRows(in, inStride, out, outStride, rows, width);
+  });
 }
 Status gnnc::rt::cuda::transpose(const float *in, float *out, int64_t batch,
-                                 int64_t a, int64_t b, cudaStream_t) {
-  rt::transpose(in, out, batch, a, b);
-  return Status::success();
+                                 int64_t a, int64_t b, cudaStream_t stream) {
+  return enqueue("transpose", stream,
+                 [=] { rt::transpose(in, out, batch, a, b); });
 }
 
 Status gnnc::rt::cuda::gather(const int32_t *index, int64_t count,
                               const float *in, int64_t row, float *out,
-                              cudaStream_t) {
-  for (int64_t e = 0; e < count; ++e)
-    for (int64_t j = 0; j < row; ++j)
-      out[e * row + j] = in[static_cast<int64_t>(index[e]) * row + j];
-  return Status::success();
+                              cudaStream_t stream) {
+  return enqueue("gather", stream, [=] {
+    for (int64_t e = 0; e < count; ++e)
+      for (int64_t j = 0; j < row; ++j)
+        out[e * row + j] = in[static_cast<int64_t>(index[e]) * row + j];
+  });
 }
 Status gnnc::rt::cuda::splat(const float *row, int64_t rowSize, int64_t count,
-                             float *out, cudaStream_t) {
-  rt::splat(row, rowSize, count, out);
-  return Status::success();
+                             float *out, cudaStream_t stream) {
+  return enqueue("splat", stream, [=] { rt::splat(row, rowSize, count, out); });
 }
 
 #define GNNC_EMU_SCATTER(name)                                                 \
   Status gnnc::rt::cuda::name(const DeviceGraph &g, Side by, const float *in,  \
-                              int64_t row, float *out, cudaStream_t) {         \
-    rt::name(hostGraph(g), by, in, row, out);                                  \
-    return Status::success();                                                  \
+                              int64_t row, float *out, cudaStream_t stream) {  \
+    return enqueue(#name, stream, [storage = storageOf(g), by, in, row, out] { \
+      rt::name(hostGraph(storage), by, in, row, out);                          \
+    });                                                                        \
   }
 GNNC_EMU_SCATTER(scatterSum)
 GNNC_EMU_SCATTER(scatterMean)
@@ -284,11 +334,12 @@ GNNC_EMU_SCATTER(edgeSoftmax)
 #define GNNC_EMU_READOUT(name, scratchPerGraph)                                \
   Status gnnc::rt::cuda::name(const DeviceBatchedGraph &g, const float *in,    \
                               int64_t n, int64_t row, float *out,              \
-                              cudaStream_t) {                                  \
-    std::vector<int64_t> scratch(                                              \
-        static_cast<size_t>(g.numGraphs * (scratchPerGraph) + 1));             \
-    rt::name(hostBatch(g), in, n, row, out, scratch.data());                   \
-    return Status::success();                                                  \
+                              cudaStream_t stream) {                           \
+    return enqueue(#name, stream, [g, in, n, row, out] {                       \
+      std::vector<int64_t> scratch(                                            \
+          static_cast<size_t>(g.numGraphs * (scratchPerGraph) + 1));           \
+      rt::name(hostBatch(g), in, n, row, out, scratch.data());                 \
+    });                                                                        \
   }
 GNNC_EMU_READOUT(readoutSum, 1)
 GNNC_EMU_READOUT(readoutMean, 1)
@@ -299,7 +350,8 @@ GNNC_EMU_READOUT(readoutSelectMin, row)
 
 Status gnnc::rt::cuda::broadcastGraphs(const DeviceBatchedGraph &g,
                                        const float *in, int64_t n, int64_t row,
-                                       float *out, cudaStream_t) {
-  rt::broadcastGraphs(hostBatch(g), in, n, row, out);
-  return Status::success();
+                                       float *out, cudaStream_t stream) {
+  return enqueue("broadcastGraphs", stream, [g, in, n, row, out] {
+    rt::broadcastGraphs(hostBatch(g), in, n, row, out);
+  });
 }

@@ -15,9 +15,11 @@
 
 #include "cuda_runtime.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <thread>
 #include <vector>
 
 #include <ucontext.h>
@@ -288,9 +290,34 @@ void gnnc_emu_launch(unsigned blocks, unsigned threads,
     fiberPool[t].stack.swap(fibers[t].stack);
 }
 
+cudaError_t gnnc_emu_launch(unsigned blocks, unsigned threads,
+                            cudaStream_t stream, std::function<void()> kernel) {
+  return gnnc_emu_enqueue(stream,
+                          [blocks, threads, kernel = std::move(kernel)] {
+                            gnnc_emu_launch(blocks, threads, kernel);
+                          });
+}
+
 //===----------------------------------------------------------------------===//
 // The runtime API: one device whose memory is the host's
 //===----------------------------------------------------------------------===//
+
+/// A stream: while it captures, the work queued on it.
+struct CUstream_st {
+  bool nonBlocking = false;
+  bool capturing = false;
+  bool invalidated = false;
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
+  std::thread::id thread;
+  std::vector<std::function<void()>> recorded;
+};
+struct CUevent_st {};
+struct CUgraph_st {
+  std::vector<std::function<void()>> work;
+};
+struct CUgraphExec_st {
+  std::vector<std::function<void()>> work;
+};
 
 namespace {
 cudaError_t lastError = cudaSuccess;
@@ -298,7 +325,60 @@ cudaError_t fail(cudaError_t e) {
   lastError = e;
   return e;
 }
+
+/// The streams that capture now.
+std::vector<CUstream_st *> capturing;
+
+/// Invalidates the captures `affected` selects; the error `e` when there
+/// was one, else success.
+template <typename Pred> cudaError_t invalidate(cudaError_t e, Pred affected) {
+  bool any = false;
+  for (CUstream_st *s : capturing)
+    if (affected(*s)) {
+      s->invalidated = true;
+      any = true;
+    }
+  return any ? fail(e) : cudaSuccess;
+}
+
+/// A call a capture cannot record (an allocation, a synchronisation):
+/// invalidates the captures it concerns (those of this thread in the
+/// thread-local mode, all in the global mode, none in the relaxed one).
+cudaError_t unsafeDuringCapture() {
+  std::thread::id self = std::this_thread::get_id();
+  return invalidate(
+      cudaErrorStreamCaptureUnsupported, [&](const CUstream_st &s) {
+        return s.mode == cudaStreamCaptureModeGlobal ||
+               (s.mode == cudaStreamCaptureModeThreadLocal && s.thread == self);
+      });
+}
+
+/// Work on the legacy default stream, which waits for every blocking
+/// stream: not while one of them captures.
+cudaError_t legacyDuringCapture() {
+  return invalidate(cudaErrorStreamCaptureImplicit,
+                    [](const CUstream_st &s) { return !s.nonBlocking; });
+}
+
+void runAll(const std::vector<std::function<void()>> &work) {
+  for (const std::function<void()> &w : work)
+    w();
+}
 } // namespace
+
+cudaError_t gnnc_emu_enqueue(cudaStream_t stream, std::function<void()> work) {
+  if (stream && stream->capturing) {
+    if (stream->invalidated)
+      return fail(cudaErrorStreamCaptureInvalidated);
+    stream->recorded.push_back(std::move(work));
+    return cudaSuccess;
+  }
+  if (!stream)
+    if (cudaError_t e = legacyDuringCapture(); e != cudaSuccess)
+      return e;
+  work();
+  return cudaSuccess;
+}
 
 cudaError_t cudaGetDeviceCount(int *count) {
   *count = 1;
@@ -309,6 +389,8 @@ cudaError_t cudaGetDevice(int *device) {
   return cudaSuccess;
 }
 cudaError_t cudaMalloc(void **ptr, std::size_t bytes) {
+  if (cudaError_t e = unsafeDuringCapture(); e != cudaSuccess)
+    return e;
   std::size_t rounded = (bytes + 255) / 256 * 256;
   *ptr = rounded ? std::aligned_alloc(256, rounded) : nullptr;
   if (rounded && !*ptr)
@@ -316,46 +398,183 @@ cudaError_t cudaMalloc(void **ptr, std::size_t bytes) {
   return cudaSuccess;
 }
 cudaError_t cudaFree(void *ptr) {
+  if (cudaError_t e = unsafeDuringCapture(); e != cudaSuccess)
+    return e;
+  std::free(ptr);
+  return cudaSuccess;
+}
+cudaError_t cudaMallocHost(void **ptr, std::size_t bytes) {
+  if (cudaError_t e = unsafeDuringCapture(); e != cudaSuccess)
+    return e;
+  *ptr = bytes ? std::malloc(bytes) : nullptr;
+  if (bytes && !*ptr)
+    return fail(cudaErrorMemoryAllocation);
+  return cudaSuccess;
+}
+cudaError_t cudaFreeHost(void *ptr) {
+  if (cudaError_t e = unsafeDuringCapture(); e != cudaSuccess)
+    return e;
   std::free(ptr);
   return cudaSuccess;
 }
 cudaError_t cudaMemcpy(void *dst, const void *src, std::size_t bytes,
-                       cudaMemcpyKind) {
-  if (bytes)
-    std::memmove(dst, src, bytes);
-  return cudaSuccess;
+                       cudaMemcpyKind kind) {
+  return cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
 }
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, std::size_t bytes,
-                            cudaMemcpyKind kind, cudaStream_t) {
-  return cudaMemcpy(dst, src, bytes, kind);
+                            cudaMemcpyKind, cudaStream_t stream) {
+  return gnnc_emu_enqueue(stream, [dst, src, bytes] {
+    if (bytes)
+      std::memmove(dst, src, bytes);
+  });
 }
 cudaError_t cudaMemcpy2DAsync(void *dst, std::size_t dpitch, const void *src,
                               std::size_t spitch, std::size_t width,
                               std::size_t height, cudaMemcpyKind,
-                              cudaStream_t) {
+                              cudaStream_t stream) {
   if (width > dpitch || width > spitch)
     return fail(cudaErrorInvalidValue);
-  for (std::size_t r = 0; r < height; ++r)
-    std::memmove(static_cast<char *>(dst) + r * dpitch,
-                 static_cast<const char *>(src) + r * spitch, width);
-  return cudaSuccess;
+  return gnnc_emu_enqueue(stream, [=] {
+    for (std::size_t r = 0; r < height; ++r)
+      std::memmove(static_cast<char *>(dst) + r * dpitch,
+                   static_cast<const char *>(src) + r * spitch, width);
+  });
 }
 cudaError_t cudaMemset(void *ptr, int value, std::size_t bytes) {
-  if (bytes)
-    std::memset(ptr, value, bytes);
-  return cudaSuccess;
+  return cudaMemsetAsync(ptr, value, bytes, nullptr);
 }
 cudaError_t cudaMemsetAsync(void *ptr, int value, std::size_t bytes,
-                            cudaStream_t) {
-  return cudaMemset(ptr, value, bytes);
+                            cudaStream_t stream) {
+  return gnnc_emu_enqueue(stream, [ptr, value, bytes] {
+    if (bytes)
+      std::memset(ptr, value, bytes);
+  });
 }
 cudaError_t cudaStreamCreate(cudaStream_t *stream) {
-  *stream = nullptr;
+  return cudaStreamCreateWithFlags(stream, cudaStreamDefault);
+}
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags) {
+  *stream = new CUstream_st;
+  (*stream)->nonBlocking = (flags & cudaStreamNonBlocking) != 0;
   return cudaSuccess;
 }
-cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
-cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  if (!stream)
+    return fail(cudaErrorInvalidResourceHandle);
+  capturing.erase(std::remove(capturing.begin(), capturing.end(), stream),
+                  capturing.end());
+  delete stream;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  if (!stream)
+    return legacyDuringCapture();
+  if (stream->capturing) {
+    stream->invalidated = true;
+    return fail(cudaErrorStreamCaptureUnsupported);
+  }
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceSynchronize() {
+  return invalidate(cudaErrorStreamCaptureUnsupported,
+                    [](const CUstream_st &s) {
+                      return s.mode != cudaStreamCaptureModeRelaxed;
+                    });
+}
+cudaError_t cudaEventCreate(cudaEvent_t *event) {
+  return cudaEventCreateWithFlags(event, cudaEventDefault);
+}
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned) {
+  *event = new CUevent_st;
+  return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  if (!event)
+    return fail(cudaErrorInvalidResourceHandle);
+  return gnnc_emu_enqueue(stream, [] {});
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  return event ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+}
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  if (!event)
+    return fail(cudaErrorInvalidResourceHandle);
+  delete event;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream,
+                                   cudaStreamCaptureMode mode) {
+  if (!stream)
+    return fail(cudaErrorStreamCaptureUnsupported);
+  if (stream->capturing)
+    return fail(cudaErrorIllegalState);
+  stream->capturing = true;
+  stream->invalidated = false;
+  stream->mode = mode;
+  stream->thread = std::this_thread::get_id();
+  stream->recorded.clear();
+  capturing.push_back(stream);
+  return cudaSuccess;
+}
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph) {
+  *graph = nullptr;
+  if (!stream || !stream->capturing)
+    return fail(cudaErrorIllegalState);
+  stream->capturing = false;
+  capturing.erase(std::remove(capturing.begin(), capturing.end(), stream),
+                  capturing.end());
+  std::vector<std::function<void()>> work;
+  work.swap(stream->recorded);
+  if (stream->invalidated) {
+    stream->invalidated = false;
+    return fail(cudaErrorStreamCaptureInvalidated);
+  }
+  *graph = new CUgraph_st{std::move(work)};
+  return cudaSuccess;
+}
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
+                                  cudaStreamCaptureStatus *status) {
+  *status = cudaStreamCaptureStatusNone;
+  if (!stream) {
+    // The legacy stream cannot be asked while a blocking stream captures
+    // (which the question does not invalidate).
+    for (const CUstream_st *s : capturing)
+      if (!s->nonBlocking)
+        return fail(cudaErrorStreamCaptureImplicit);
+    return cudaSuccess;
+  }
+  if (stream->capturing)
+    *status = stream->invalidated ? cudaStreamCaptureStatusInvalidated
+                                  : cudaStreamCaptureStatusActive;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                 unsigned long long) {
+  if (!graph)
+    return fail(cudaErrorInvalidValue);
+  *exec = new CUgraphExec_st{graph->work};
+  return cudaSuccess;
+}
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+  if (!exec)
+    return fail(cudaErrorInvalidValue);
+  if (stream && stream->capturing)
+    return gnnc_emu_enqueue(stream, [work = exec->work] { runAll(work); });
+  return gnnc_emu_enqueue(stream, [exec] { runAll(exec->work); });
+}
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  if (!exec)
+    return fail(cudaErrorInvalidValue);
+  delete exec;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  if (!graph)
+    return fail(cudaErrorInvalidValue);
+  delete graph;
+  return cudaSuccess;
+}
 cudaError_t cudaGetLastError() {
   cudaError_t e = lastError;
   lastError = cudaSuccess;
@@ -373,9 +592,30 @@ const char *cudaGetErrorName(cudaError_t error) {
     return "cudaErrorNoDevice";
   case cudaErrorInsufficientDriver:
     return "cudaErrorInsufficientDriver";
+  case cudaErrorInvalidResourceHandle:
+    return "cudaErrorInvalidResourceHandle";
+  case cudaErrorIllegalState:
+    return "cudaErrorIllegalState";
+  case cudaErrorStreamCaptureUnsupported:
+    return "cudaErrorStreamCaptureUnsupported";
+  case cudaErrorStreamCaptureInvalidated:
+    return "cudaErrorStreamCaptureInvalidated";
+  case cudaErrorStreamCaptureImplicit:
+    return "cudaErrorStreamCaptureImplicit";
   }
   return "cudaErrorUnknown";
 }
 const char *cudaGetErrorString(cudaError_t error) {
-  return cudaGetErrorName(error);
+  // The descriptions of the CUDA runtime for the capture errors.
+  switch (error) {
+  case cudaErrorStreamCaptureUnsupported:
+    return "operation not permitted when stream is capturing";
+  case cudaErrorStreamCaptureInvalidated:
+    return "operation failed due to a previous error during capture";
+  case cudaErrorStreamCaptureImplicit:
+    return "operation would make the legacy stream depend on a capturing "
+           "blocking stream";
+  default:
+    return cudaGetErrorName(error);
+  }
 }

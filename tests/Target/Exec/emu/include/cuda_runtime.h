@@ -3,7 +3,8 @@
 // Part of gnnc's tests. Lets a `.cu` file that gnnc prints compile as C++
 // and run on the host: the built-in variables and qualifiers, warp
 // synchronisation and shuffles, vector types, and kernel launches
-// (gnnc_emu_launch, which rt::cuda::launch calls in this build). Every
+// (gnnc_emu_launch, which rt::cuda::launch calls in this build, on the
+// launch's stream: cuda_runtime_api.h says how a capture records it). Every
 // thread of a block runs as a fiber (ucontext); a fiber runs until it
 // waits at __syncwarp / __shfl_sync or finishes, so a missing barrier
 // shows as a wrong result, and a barrier that some lane of its mask never
@@ -87,5 +88,9 @@ template <typename T> T __ldg(const T *p) { return *p; }
 /// Runs `kernel` on `blocks` blocks of `threads` threads.
 void gnnc_emu_launch(unsigned blocks, unsigned threads,
                      const std::function<void()> &kernel);
+/// Runs `kernel` so, or records it when `stream` captures (kernel is a copy
+/// of the launch's arguments).
+cudaError_t gnnc_emu_launch(unsigned blocks, unsigned threads,
+                            cudaStream_t stream, std::function<void()> kernel);
 
 #endif // GNNC_TESTS_CUDA_EMU_CUDA_RUNTIME_H

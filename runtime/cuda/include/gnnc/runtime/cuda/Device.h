@@ -18,7 +18,8 @@
 // a program compiled by any C++ compiler can call generated code. Device
 // memory is reached through the pointers it holds; nothing here
 // synchronises a stream except the uploads, which return when the data is
-// on the device.
+// on the device. DeviceGraph::assign and DeviceTensor::assign overwrite
+// device memory in place, for steps replayed as CUDA graphs (StepGraph.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -101,6 +102,20 @@ public:
   /// each layout by degree on the device (CUB radix sort). `out` is only
   /// written on success.
   static Status upload(const Graph &g, cudaStream_t stream, DeviceGraph &out);
+
+  /// Overwrites this graph with `g`, which has the same numSrc, numDst and
+  /// numEdges, in place: the device arrays keep their addresses (and the
+  /// copies of this graph, which share them, see `g` too), so that a CUDA
+  /// graph captured over this graph (StepGraph.h) computes on `g` when it
+  /// is replayed after this. Checks `g` as upload does, and fails, changing
+  /// nothing, when the sizes differ or `stream` is capturing. Queued on
+  /// `stream` without waiting for it: the pinned host staging buffer, the
+  /// scratch of the degree sort and an event are made by the first call and
+  /// reused, so that later calls allocate nothing; a call waits for the
+  /// copies of the one before it (not for kernels) before it overwrites the
+  /// staging buffer. `g` may change or go once assign returns. Work queued
+  /// on other streams that reads this graph is not waited for.
+  Status assign(const Graph &g, cudaStream_t stream);
 
   int64_t numSrc() const { return NumSrc; }
   int64_t numDst() const { return NumDst; }
@@ -206,6 +221,13 @@ public:
   /// A tensor of `shape` holding `host` (row-major); waits for the copy.
   static Status upload(const float *host, const std::vector<int64_t> &shape,
                        cudaStream_t stream, DeviceTensor &out);
+  /// Overwrites the tensor with `host` (row-major, of `shape`, which is the
+  /// tensor's) in place, queued on `stream` without waiting for it (from
+  /// pinned memory the copy reads `host` when the stream reaches it; from
+  /// pageable memory before assign returns). Fails when the shapes differ
+  /// or `stream` is capturing.
+  Status assign(const float *host, const std::vector<int64_t> &shape,
+                cudaStream_t stream);
   /// Copies the tensor into `host` (numElements() floats) after the work
   /// queued on `stream`, and waits for it.
   Status download(float *host, cudaStream_t stream) const;

@@ -87,10 +87,12 @@ Status launch(const char *name, void (*kernel)(Params...), int64_t blocks,
     return Status::error(std::string(name) + ": " + std::to_string(blocks) +
                          " blocks are more than one launch can have");
 #ifdef GNNC_CUDA_EMULATION
-  (void)stream;
-  gnnc_emu_launch(static_cast<unsigned>(blocks), static_cast<unsigned>(threads),
-                  [&] { kernel(args...); });
-  return Status::success();
+  // The arguments by value, as a launch takes them: a launch on a capturing
+  // stream runs when the graph is replayed.
+  return toStatus(gnnc_emu_launch(static_cast<unsigned>(blocks),
+                                  static_cast<unsigned>(threads), stream,
+                                  [kernel, args...] { kernel(args...); }),
+                  name, __FILE__, __LINE__);
 #else
   kernel<<<static_cast<unsigned>(blocks), static_cast<unsigned>(threads), 0,
            stream>>>(args...);
