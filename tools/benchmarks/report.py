@@ -995,6 +995,11 @@ def write(data, doc, assets):
     if samp:
         w(sampling_section(samp, sampling_plots(samp, assets)))
 
+    # Fixed-size batches (tools/bench --fixed-size), from its own JSON.
+    fixed = load_fixedsize(assets)
+    if fixed:
+        w(fixedsize_section(fixed, assets))
+
     # The GPU.
     w("## GPU\n")
     w("This page measures the CPU only. gnnc's CUDA backend (`--target=cuda`, "
@@ -1696,6 +1701,35 @@ def update_dist(d, doc, assets):
     text = doc.read_text() if doc.exists() else "# Benchmarks\n"
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(splice_dist(text, section))
+
+
+# --------------------------------------------------------------------------
+# Fixed-size batches (tools/bench --fixed-size: tools/benchmarks/fixedsize/run.py)
+# --------------------------------------------------------------------------
+
+FIXEDSIZE_JSON = "fixedsize-results.json"
+
+
+def load_fixedsize(assets):
+    """The JSON of the last `tools/bench --fixed-size` beside the assets, or None."""
+    path = pathlib.Path(assets) / FIXEDSIZE_JSON
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except ValueError:
+        return None
+
+
+def fixedsize_section(d, assets):
+    """The section and plot of tools/benchmarks/fixedsize/run.py, which owns them."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "gnnc_fixedsize_run",
+        pathlib.Path(__file__).resolve().parent / "fixedsize" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.section(d, module.plot(d, assets))
 
 
 # --------------------------------------------------------------------------

@@ -5,14 +5,14 @@
 // training, seed), F_train(..., out, saved, workspace, ...) and
 // F_backward(g1, g2, x, saved, cotangent, params, grad_x, grads, ...). Their
 // sizes change with every batch, so the workspace and the saved values live
-// in buffers that grow to the largest batch seen.
+// in buffers that grow to the largest batch seen (padded to fixed sizes,
+// every training batch has the same sizes).
 //
 //===----------------------------------------------------------------------===//
 
 #include "MiniBatch.h"
 
-#include "gnnc_train_gat2_cora/gat2_block.h"
-#include "gnnc_train_sage2_cora/sage2_block.h"
+#include "BlockModels.h"
 
 #include "gnnc/runtime/Dataset.h"
 #include "gnnc/runtime/Invoke.h"
@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 namespace gnnc::train {
 namespace {
@@ -34,111 +35,8 @@ namespace {
 using rt::Status;
 
 //===----------------------------------------------------------------------===//
-// The two-block models
-//===----------------------------------------------------------------------===//
-
-/// A model over two chained blocks, through plain function pointers.
-struct BlockModel {
-  const char *Name, *Dataset, *Entry;
-  int NumParams;
-  const char *const *Paths;
-  const char *const *Inits;
-  const int *Ranks;
-  const int64_t (*Shapes)[rt::kMaxRank];
-  const int64_t *NumElements;
-  int64_t InDim, Classes;
-  double LearningRate, WeightDecay;
-  /// Whether the graph gets one self-loop per vertex (GAT attends to the
-  /// vertex itself; SAGE has its own self term).
-  bool SelfLoops;
-  Status (*Infer)(const rt::Graph &, const rt::Graph &, const float *,
-                  float *const *, float *, void *);
-  std::size_t (*InferWorkspace)(const rt::Graph &, const rt::Graph &);
-  Status (*Train)(const rt::Graph &, const rt::Graph &, const float *,
-                  float *const *, float *, void *, void *, uint64_t);
-  Status (*Backward)(const rt::Graph &, const rt::Graph &, const float *,
-                     void *, const float *, float *const *, float *const *,
-                     void *, uint64_t);
-  std::size_t (*TrainWorkspace)(const rt::Graph &, const rt::Graph &);
-  std::size_t (*BackwardWorkspace)(const rt::Graph &, const rt::Graph &);
-  std::size_t (*SavedBytes)(const rt::Graph &, const rt::Graph &);
-};
-
-template <typename P> P paramsOf(float *const *data) {
-  P p{};
-  for (int i = 0; i < P::kNumParams; ++i)
-    p.set(i, data[i]);
-  return p;
-}
-
-/// The typed entry points of one generated model (namespace NS, entry F).
-#define GNNC_BLOCK_MODEL(NAME, DATASET, NS, F, IN, CLASSES, LR, WD, LOOPS)     \
-  BlockModel {                                                                 \
-    NAME, DATASET, #F, NS::F##_Params::kNumParams, NS::F##_Params::kPaths,     \
-        NS::F##_Params::kInits, NS::F##_Params::kRanks,                        \
-        NS::F##_Params::kShapes, NS::F##_Params::kNumElements, IN, CLASSES,    \
-        LR, WD, LOOPS,                                                         \
-        [](const rt::Graph &g1, const rt::Graph &g2, const float *x,           \
-           float *const *params, float *out, void *ws) {                       \
-          return NS::F(g1, g2, x, paramsOf<NS::F##_Params>(params), out, ws,   \
-                       /*training=*/false, /*seed=*/0);                        \
-        },                                                                     \
-        [](const rt::Graph &g1, const rt::Graph &g2) {                         \
-          return NS::F##_workspace_bytes(g1, g2);                              \
-        },                                                                     \
-        [](const rt::Graph &g1, const rt::Graph &g2, const float *x,           \
-           float *const *params, float *out, void *saved, void *ws,            \
-           uint64_t seed) {                                                    \
-          return NS::F##_train(g1, g2, x, paramsOf<NS::F##_Params>(params),    \
-                               out, NS::F##_saved_layout(saved, g1, g2), ws,   \
-                               /*training=*/true, seed);                       \
-        },                                                                     \
-        [](const rt::Graph &g1, const rt::Graph &g2, const float *x,           \
-           void *saved, const float *cotangent, float *const *params,          \
-           float *const *grads, void *ws, uint64_t seed) {                     \
-          return NS::F##_backward(                                             \
-              g1, g2, x, NS::F##_saved_layout(saved, g1, g2), cotangent,       \
-              paramsOf<NS::F##_Params>(params), /*grad_x=*/nullptr,            \
-              paramsOf<NS::F##_Params>(grads), ws, /*training=*/true, seed);   \
-        },                                                                     \
-        [](const rt::Graph &g1, const rt::Graph &g2) {                         \
-          return NS::F##_train_workspace_bytes(g1, g2);                        \
-        },                                                                     \
-        [](const rt::Graph &g1, const rt::Graph &g2) {                         \
-          return NS::F##_backward_workspace_bytes(g1, g2);                     \
-        },                                                                     \
-        [](const rt::Graph &g1, const rt::Graph &g2) {                         \
-          return NS::F##_saved_bytes(g1, g2);                                  \
-        },                                                                     \
-  }
-
-std::vector<BlockModel> blockModels() {
-  return {
-      GNNC_BLOCK_MODEL("sage", "cora", sage2_cora, GraphSAGE2Block, 1433, 7, 0.01,
-                       5e-4, false),
-      GNNC_BLOCK_MODEL("gat", "cora", gat2_cora, GAT2Block, 1433, 7, 0.005,
-                       5e-4, true),
-  };
-}
-
-//===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
-
-/// A 64-byte aligned buffer that grows to the largest size asked for.
-class GrowBuffer {
-public:
-  Status reserve(std::size_t bytes) {
-    if (bytes <= Buffer.size() && Buffer.data())
-      return Status::success();
-    return rt::HostBuffer::allocate(std::max<std::size_t>(bytes, 64), Buffer);
-  }
-  void *data() const { return Buffer.data(); }
-  float *floats() const { return static_cast<float *>(Buffer.data()); }
-
-private:
-  rt::HostBuffer Buffer;
-};
 
 double secondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
@@ -174,8 +72,7 @@ Status loadProblem(const MiniBatchArgs &a, const BlockModel &m, Problem &p,
         source, ds.NumFeatures, ds.NumClasses, m.Name, m.InDim, m.Classes));
   rt::Graph g;
   GNNC_TRY(rt::Graph::fromEdgeIndex(ds.EdgeSrc.data(), ds.EdgeDst.data(),
-                                    ds.numEdges(), ds.NumNodes, ds.NumNodes,
-                                    g)
+                                    ds.numEdges(), ds.NumNodes, ds.NumNodes, g)
                .withPrefix(source));
   if (m.SelfLoops)
     GNNC_TRY(rt::addSelfLoops(g, p.Graph));
@@ -186,37 +83,31 @@ Status loadProblem(const MiniBatchArgs &a, const BlockModel &m, Problem &p,
   return Status::success();
 }
 
-/// The model's parameters and their gradients, initialised from `seed` as
-/// the .gnn declares them.
-struct Params {
-  std::vector<std::vector<float>> Data, Grads;
-  std::vector<float *> Ptrs, GradPtrs;
-
-  Status init(const BlockModel &m, uint64_t seed) {
-    Data.assign(m.NumParams, {});
-    Grads.assign(m.NumParams, {});
-    Ptrs.assign(m.NumParams, nullptr);
-    GradPtrs.assign(m.NumParams, nullptr);
-    for (int i = 0; i < m.NumParams; ++i) {
-      Data[i].assign(m.NumElements[i], 0.0f);
-      Grads[i].assign(m.NumElements[i], 0.0f);
-      Ptrs[i] = Data[i].data();
-      GradPtrs[i] = Grads[i].data();
-      std::string init;
-      double arg;
-      splitInit(m.Inits[i], init, arg);
-      GNNC_TRY(rt::initParam(init, arg, m.Shapes[i],
-                             static_cast<size_t>(m.Ranks[i]), Ptrs[i],
-                             rt::paramSeed(seed, m.Paths[i]))
-                   .withPrefix(std::string("initialising ") + m.Paths[i]));
-    }
-    return Status::success();
-  }
-};
-
 sample::SamplerKind samplerKind(const std::string &name) {
   return name == "labor" ? sample::SamplerKind::Labor
                          : sample::SamplerKind::Neighbor;
+}
+
+/// The oversize policy of `a` (its default depends on the capacities).
+sample::Oversize oversizeOf(const MiniBatchArgs &a) {
+  std::string name = !a.Oversize.empty()    ? a.Oversize
+                     : a.FixedSize == "fit" ? "trim"
+                                            : "error";
+  return name == "skip"   ? sample::Oversize::Skip
+         : name == "trim" ? sample::Oversize::Trim
+                          : sample::Oversize::Error;
+}
+
+const char *oversizeName(sample::Oversize o) {
+  switch (o) {
+  case sample::Oversize::Error:
+    return "error";
+  case sample::Oversize::Skip:
+    return "skip";
+  case sample::Oversize::Trim:
+    return "trim";
+  }
+  return "?";
 }
 
 /// Everything sampling needs for one set of seeds: the item sampler, the
@@ -226,11 +117,17 @@ struct Loader {
   sample::NeighborSampler Sampler;
   std::unique_ptr<sample::SeedSource> Seeds;
   std::unique_ptr<sample::Pipeline> Pipe;
+  /// The capacities of fixed-size batches (`fixedSize` of create).
+  std::optional<sample::FixedSizeOptions> Fixed;
 
+  /// With `fixedSize`, every batch is padded to the capacities of
+  /// a.FixedSize: bound ones for the largest batch the item sampler makes,
+  /// fitted ones from the first batches of the epochs training runs (1, 2,
+  /// ...), or a's explicit ones.
   Status create(const Problem &p, sample::FeatureSource &features,
                 std::vector<int64_t> items, int64_t batchSize, bool shuffle,
                 std::vector<int64_t> fanouts, const MiniBatchArgs &a,
-                uint64_t seed) {
+                uint64_t seed, bool fixedSize = false) {
     sample::ItemSamplerOptions io;
     io.BatchSize = batchSize;
     io.Shuffle = shuffle;
@@ -241,13 +138,31 @@ struct Loader {
     so.Kind = samplerKind(a.Sampler);
     so.Seed = seed;
     so.KeepEdgeIds = false;
-    GNNC_TRY(sample::NeighborSampler::create(sample::GraphView::of(p.Graph),
-                                             so, Sampler));
+    GNNC_TRY(sample::NeighborSampler::create(sample::GraphView::of(p.Graph), so,
+                                             Sampler));
     Seeds = sample::seedsOf(Items);
     sample::PipelineOptions po;
     po.Workers = a.Workers;
     po.Prefetch = a.Prefetch;
     po.BuildGraphs = true;
+    if (fixedSize) {
+      sample::FixedSizeOptions fs;
+      fs.Policy = oversizeOf(a);
+      if (a.FixedSize == "bound") {
+        GNNC_TRY(sample::boundCapacities(
+            Sampler.options(), Sampler.graph(),
+            std::min<int64_t>(batchSize, Items.numItems()), fs.Caps));
+      } else if (a.FixedSize == "fit") {
+        sample::FitOptions fo;
+        fo.FirstEpoch = 1;
+        GNNC_TRY(sample::fitCapacities(Sampler, Items, fo, fs.Caps));
+      } else {
+        fs.Caps.Vertices = a.CapVertices;
+        fs.Caps.Edges = a.CapEdges;
+      }
+      po.FixedSize = fs;
+      Fixed = fs;
+    }
     return sample::Pipeline::create(*Seeds, &Sampler, &features,
                                     p.Data.Y.data(), po, Pipe);
   }
@@ -330,38 +245,38 @@ int checkBlocks(const MiniBatchArgs &a, const BlockModel &m,
   if (!st.ok())
     return fail(st.withPrefix("the full-graph model"));
 
-  auto features = sample::localFeatures(ds.X.data(), ds.NumNodes,
-                                        ds.NumFeatures);
+  auto features =
+      sample::localFeatures(ds.X.data(), ds.NumNodes, ds.NumFeatures);
   std::vector<int64_t> all(ds.NumNodes);
   for (int64_t v = 0; v < ds.NumNodes; ++v)
     all[v] = v;
   Loader loader;
-  st = loader.create(p, *features, all, a.EvalBatchSize, /*shuffle=*/true,
-                     std::vector<int64_t>(a.Fanouts.size(), -1), a,
-                     a.FirstSeed);
+  st =
+      loader.create(p, *features, all, a.EvalBatchSize, /*shuffle=*/true,
+                    std::vector<int64_t>(a.Fanouts.size(), -1), a, a.FirstSeed);
   if (!st.ok())
     return fail(st);
   GrowBuffer ws, out;
   double maxAbs = 0, maxRef = 0;
   int64_t rows = 0;
-  st = inferAll(m, loader, params, ws, out,
-                [&](int64_t v, const float *logits) {
-                  ++rows;
-                  for (int64_t c = 0; c < m.Classes; ++c) {
-                    double r = ref[v * m.Classes + c];
-                    maxAbs = std::max(maxAbs, std::fabs(logits[c] - r));
-                    maxRef = std::max(maxRef, std::fabs(r));
-                  }
-                });
+  st =
+      inferAll(m, loader, params, ws, out, [&](int64_t v, const float *logits) {
+        ++rows;
+        for (int64_t c = 0; c < m.Classes; ++c) {
+          double r = ref[v * m.Classes + c];
+          maxAbs = std::max(maxAbs, std::fabs(logits[c] - r));
+          maxRef = std::max(maxRef, std::fabs(r));
+        }
+      });
   if (!st.ok())
     return fail(st);
   double rel = maxAbs / std::max(maxRef, 1e-30);
-  fmt::print("check-blocks: {} on full-neighbourhood blocks (fanouts {}) vs "
-             "the full-graph model on {} seed rows in batches of {}: max |diff| "
-             "{:.3g}, max |logit| {:.3g}, relative {:.3g} (tolerance {:.3g})\n",
-             m.Entry, joinFanouts(std::vector<int64_t>(a.Fanouts.size(), -1)),
-             rows, a.EvalBatchSize, maxAbs, maxRef,
-             rel, a.CheckTolerance);
+  fmt::print(
+      "check-blocks: {} on full-neighbourhood blocks (fanouts {}) vs "
+      "the full-graph model on {} seed rows in batches of {}: max |diff| "
+      "{:.3g}, max |logit| {:.3g}, relative {:.3g} (tolerance {:.3g})\n",
+      m.Entry, joinFanouts(std::vector<int64_t>(a.Fanouts.size(), -1)), rows,
+      a.EvalBatchSize, maxAbs, maxRef, rel, a.CheckTolerance);
   if (rows != ds.NumNodes || !(rel <= a.CheckTolerance)) {
     fmt::print(stderr, "gnnc-train: check-blocks failed\n");
     return 1;
@@ -382,8 +297,29 @@ struct RunResult {
   sample::PipelineReport Report;
 };
 
+/// "vertices [...], edges [...], oversize P".
+std::string fixedSizeText(const sample::FixedSizeOptions &fs) {
+  return fmt::format("{}, oversize {}", fs.Caps.str(), oversizeName(fs.Policy));
+}
+
+/// The padding statistics of a report of fixed-size batches.
+std::string paddingText(const sample::PipelineReport &r) {
+  auto pct = [](int64_t real, int64_t padded) {
+    return padded > 0 ? 100.0 * static_cast<double>(real) / padded : 0.0;
+  };
+  return fmt::format("real/padded vertices {}/{} ({:.1f}%), edges {}/{} "
+                     "({:.1f}%); {} batch(es) trimmed ({} edges dropped), {} "
+                     "skipped",
+                     r.RealVertices, r.PaddedVertices,
+                     pct(r.RealVertices, r.PaddedVertices), r.RealEdges,
+                     r.PaddedEdges, pct(r.RealEdges, r.PaddedEdges),
+                     r.TrimmedBatches, r.TrimmedEdges, r.SkippedBatches);
+}
+
+/// Trains one model from `seed`. `announce` prints the capacities of
+/// fixed-size batches.
 Status trainOnce(const MiniBatchArgs &a, const BlockModel &m, Problem &p,
-                 uint64_t seed, RunResult &result) {
+                 uint64_t seed, bool announce, RunResult &result) {
   const rt::Dataset &ds = p.Data;
   Params params;
   GNNC_TRY(params.init(m, seed));
@@ -402,7 +338,14 @@ Status trainOnce(const MiniBatchArgs &a, const BlockModel &m, Problem &p,
   Loader train, eval;
   GNNC_TRY(train.create(p, *features,
                         sample::ItemSampler::itemsOfMask(ds.TrainMask),
-                        a.BatchSize, /*shuffle=*/true, a.Fanouts, a, seed));
+                        a.BatchSize, /*shuffle=*/true, a.Fanouts, a, seed,
+                        /*fixedSize=*/!a.FixedSize.empty()));
+  if (train.Fixed && announce) {
+    fmt::print("fixed-size batches ({} capacities{}): {}\n", a.FixedSize,
+               a.FixedSize == "fit" ? fmt::format(", seed {}", seed) : "",
+               fixedSizeText(*train.Fixed));
+    std::fflush(stdout);
+  }
   std::vector<int64_t> evalItems;
   for (int64_t v = 0; v < ds.NumNodes; ++v)
     if (ds.ValMask[v] || ds.TestMask[v])
@@ -428,9 +371,11 @@ Status trainOnce(const MiniBatchArgs &a, const BlockModel &m, Problem &p,
         break;
       const rt::Graph &g1 = pb.Graphs[0], &g2 = pb.Graphs[1];
       const float *x = pb.Batch.Features.data();
+      // n rows of logits; a padded batch's loss covers its real seeds only.
       int64_t n = g2.numDst();
-      GNNC_TRY(ws.reserve(std::max(m.TrainWorkspace(g1, g2),
-                                   m.BackwardWorkspace(g1, g2))));
+      int64_t real = static_cast<int64_t>(pb.Batch.Seeds.size());
+      GNNC_TRY(ws.reserve(
+          std::max(m.TrainWorkspace(g1, g2), m.BackwardWorkspace(g1, g2))));
       GNNC_TRY(saved.reserve(m.SavedBytes(g1, g2)));
       GNNC_TRY(logits.reserve(n * m.Classes * sizeof(float)));
       GNNC_TRY(gradLogits.reserve(n * m.Classes * sizeof(float)));
@@ -438,22 +383,26 @@ Status trainOnce(const MiniBatchArgs &a, const BlockModel &m, Problem &p,
       GNNC_TRY(m.Train(g1, g2, x, params.Ptrs.data(), logits.floats(),
                        saved.data(), ws.data(), stepSeed)
                    .withPrefix(m.Entry));
-      all.assign(n, 1);
+      const uint8_t *mask = pb.Batch.labelMask().data();
+      if (!pb.Batch.Padded) {
+        all.assign(n, 1);
+        mask = all.data();
+      }
       double loss;
       GNNC_TRY(rt::softmaxCrossEntropy(logits.floats(), n, m.Classes,
-                                       pb.Batch.Labels.data(), all.data(),
-                                       loss, gradLogits.floats())
+                                       pb.Batch.Labels.data(), mask, loss,
+                                       gradLogits.floats())
                    .withPrefix("loss"));
       GNNC_TRY(m.Backward(g1, g2, x, saved.data(), gradLogits.floats(),
-                          params.Ptrs.data(), params.GradPtrs.data(),
-                          ws.data(), stepSeed)
+                          params.Ptrs.data(), params.GradPtrs.data(), ws.data(),
+                          stepSeed)
                    .withPrefix(m.Entry));
       GNNC_TRY(adam.step(grads).withPrefix("adam"));
       if (!std::isfinite(loss))
         return Status::error(
             fmt::format("epoch {}: the loss is not finite", epoch));
-      lossSum += loss * n;
-      lossRows += n;
+      lossSum += loss * real;
+      lossRows += real;
       train.Pipe->recycle(std::move(pb));
     }
     trainSeconds += secondsSince(t0);
@@ -521,6 +470,23 @@ int runMiniBatch(const MiniBatchArgs &a, const FullModel *full) {
         "need two values, got '{}'",
         m->Entry,
         joinFanouts(a.Fanouts.size() != 2 ? a.Fanouts : a.EvalFanouts))));
+  if (a.FixedSize == "explicit") {
+    sample::Capacities caps;
+    caps.Vertices = a.CapVertices;
+    caps.Edges = a.CapEdges;
+    if (caps.Edges.size() != a.Fanouts.size() ||
+        caps.Vertices.size() != a.Fanouts.size() + 1)
+      return fail(Status::error(fmt::format(
+          "--capacities: {} has two layers, so it needs 3 vertex and 2 edge "
+          "capacities (V0,V1,V2:E0,E1), got {} and {}",
+          m->Entry, caps.Vertices.size(), caps.Edges.size())));
+    if (Status c = caps.check(); !c.ok()) {
+      std::string msg = c.message();
+      if (msg.rfind("capacities: ", 0) == 0)
+        msg = msg.substr(12);
+      return fail(Status::error("--capacities: " + msg));
+    }
+  }
   Problem p;
   std::string source;
   Status st = loadProblem(a, *m, p, source);
@@ -540,15 +506,22 @@ int runMiniBatch(const MiniBatchArgs &a, const FullModel *full) {
              m->SelfLoops ? " with self-loops" : "", a.BatchSize,
              joinFanouts(a.Fanouts), a.Sampler, joinFanouts(evalFanouts(a)),
              a.Workers, a.Prefetch);
+  if (!a.FixedSize.empty())
+    fmt::print("== fixed-size training batches: {} capacities, oversize {} "
+               "(the loss over the real seeds only; evaluation batches are "
+               "not padded)\n",
+               a.FixedSize, oversizeName(oversizeOf(a)));
   std::fflush(stdout);
   std::vector<double> selected;
+  sample::PipelineReport padding; // summed over the seeds
   bool lossFell = true;
   for (int s = 0; s < a.Seeds; ++s) {
     uint64_t seed = a.FirstSeed + static_cast<uint64_t>(s);
     if (!a.Quiet)
       fmt::print("-- seed {}\n", seed);
     RunResult r;
-    st = trainOnce(a, *m, p, seed, r);
+    st = trainOnce(a, *m, p, seed, /*announce=*/s == 0 || a.FixedSize == "fit",
+                   r);
     if (!st.ok())
       return fail(st);
     fmt::print("seed {}: test {:.4f} at best val {:.4f} (epoch {}); last "
@@ -558,15 +531,33 @@ int runMiniBatch(const MiniBatchArgs &a, const FullModel *full) {
                r.FirstLoss, r.LastLoss, 1000 * r.EpochSeconds,
                r.Report.summary());
     std::fflush(stdout);
+    if (!a.FixedSize.empty()) {
+      fmt::print("seed {} padding: {}\n", seed, paddingText(r.Report));
+      padding.Batches += r.Report.Batches;
+      padding.RealVertices += r.Report.RealVertices;
+      padding.PaddedVertices += r.Report.PaddedVertices;
+      padding.RealEdges += r.Report.RealEdges;
+      padding.PaddedEdges += r.Report.PaddedEdges;
+      padding.TrimmedBatches += r.Report.TrimmedBatches;
+      padding.TrimmedEdges += r.Report.TrimmedEdges;
+      padding.SkippedBatches += r.Report.SkippedBatches;
+    }
+    std::fflush(stdout);
     selected.push_back(r.TestAtBestVal * 100);
     if (!(r.LastLoss < r.FirstLoss))
       lossFell = false;
   }
   double mean, sd;
   meanStd(selected, mean, sd);
-  fmt::print("== {} {} mini-batch, {} seed(s), {} epochs: test accuracy "
-             "{:.2f} +- {:.2f} % (at the best validation epoch)\n",
-             m->Entry, a.Dataset, a.Seeds, a.Epochs, mean, sd);
+  fmt::print(
+      "== {} {} mini-batch{}, {} seed(s), {} epochs: test accuracy "
+      "{:.2f} +- {:.2f} % (at the best validation epoch)\n",
+      m->Entry, a.Dataset,
+      a.FixedSize.empty() ? "" : fmt::format(" (fixed size: {})", a.FixedSize),
+      a.Seeds, a.Epochs, mean, sd);
+  if (!a.FixedSize.empty())
+    fmt::print("== padding, {} training batches in all: {}\n", padding.Batches,
+               paddingText(padding));
   if (a.CheckMinTestAcc >= 0) {
     if (!lossFell || mean / 100 < a.CheckMinTestAcc) {
       fmt::print(stderr,

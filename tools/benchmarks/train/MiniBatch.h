@@ -6,7 +6,9 @@
 // the features of the input vertices, then the compiled F_train /
 // F_backward on the blocks and an Adam step per batch. Evaluation runs the
 // inference entry point on full-neighbourhood blocks of the validation and
-// test vertices (or sampled ones, --eval-fanouts).
+// test vertices (or sampled ones, --eval-fanouts). With --fixed-size or
+// --capacities, every training batch is padded to fixed capacities and the
+// loss runs over its real seeds only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +58,14 @@ struct MiniBatchArgs {
   /// parameters, and fail above this relative difference.
   bool CheckBlocks = false;
   double CheckTolerance = 1e-4;
+  /// Fixed-size training batches (gnnc/sample/FixedSize.h): "" (off),
+  /// "bound" (boundCapacities), "fit" (fitCapacities) or "explicit"
+  /// (CapVertices and CapEdges, from --capacities).
+  std::string FixedSize;
+  std::vector<int64_t> CapVertices, CapEdges;
+  /// "error", "skip" or "trim"; empty: error for bound and explicit
+  /// capacities, trim for fit.
+  std::string Oversize;
 };
 
 /// The initialiser name and its argument of a parameter's `kInits` entry:

@@ -94,3 +94,41 @@ expect_error("--minibatch: no compiled block model for --model gcn --dataset cor
              --minibatch --model gcn)
 expect_error("${missing}: cannot open: no such file or directory"
              --minibatch --model gat --workers 0 --prefetch 1024 --batch-size 1073741824)
+
+# The fixed-size flags.
+expect_error("--fixed-size: expected bound or fit, got 'max'"
+             --minibatch --fixed-size max)
+expect_error("--fixed-size: expected bound or fit, got ''"
+             --minibatch --fixed-size=)
+expect_error("--oversize: expected error, skip or trim, got 'drop'"
+             --minibatch --fixed-size bound --oversize drop)
+set(caps "expected V0,V1,V2:E0,E1 (vertex capacities, then edge capacities, integers in [1, 2^40])")
+expect_error("--capacities: ${caps}, got '4000,1600,257'"
+             --minibatch --capacities 4000,1600,257)
+expect_error("--capacities: ${caps}, got '4000,0,257:9000,1400'"
+             --minibatch --capacities 4000,0,257:9000,1400)
+expect_error("--capacities: ${caps}, got '4000,1600,257:9000,'"
+             --minibatch --capacities 4000,1600,257:9000,)
+expect_error("--capacities: ${caps}, got '4000,1600,257:x'"
+             --minibatch --capacities 4000,1600,257:x)
+expect_error("--capacities: ${caps}, got '1,1,1:1099511627777,1'"
+             --minibatch --capacities 1,1,1:1099511627777,1)
+expect_error("--fixed-size and --capacities exclude each other (--capacities gives the capacities explicitly)"
+             --minibatch --fixed-size fit --capacities 4000,1600,257:9000,1400)
+expect_error("--oversize needs --fixed-size or --capacities"
+             --minibatch --oversize trim)
+expect_error("--fixed-size needs --minibatch" --fixed-size bound)
+expect_error("--capacities needs --minibatch" --capacities 4000,1600,257:9000,1400)
+expect_error("--capacities: GraphSAGE2Block has two layers, so it needs 3 vertex and 2 edge capacities (V0,V1,V2:E0,E1), got 2 and 1"
+             --minibatch --model sage --capacities 4000,257:9000)
+expect_error("--capacities: level 0 has 100 vertices, fewer than level 1 (1600); a block's sources include its destinations"
+             --minibatch --model sage --capacities 100,1600,257:9000,1400)
+expect_error("--capacities: the seed level has 1 vertex; it needs room for a seed and the padding vertex"
+             --minibatch --model sage --capacities 100,10,1:9000,1400)
+# Accepted: the run gets as far as loading the data.
+expect_error("${missing}: cannot open: no such file or directory"
+             --minibatch --model sage --fixed-size=bound)
+expect_error("${missing}: cannot open: no such file or directory"
+             --minibatch --model sage --fixed-size fit --oversize skip)
+expect_error("${missing}: cannot open: no such file or directory"
+             --minibatch --model sage --capacities 4000,1600,257:9000,1400 --oversize=trim)
