@@ -38,9 +38,9 @@
 #endif
 
 namespace {
-std::atomic<bool> counting{false};
-std::atomic<int64_t> allocations{0};
-inline void noteAllocation() {
+[[maybe_unused]] std::atomic<bool> counting{false};
+[[maybe_unused]] std::atomic<int64_t> allocations{0};
+[[maybe_unused]] inline void noteAllocation() {
   if (counting.load(std::memory_order_relaxed))
     allocations.fetch_add(1, std::memory_order_relaxed);
 }
@@ -136,12 +136,12 @@ using namespace gnnc::fixedsize_test;
 namespace {
 
 using Model = fs_sage2_static::GraphSAGE2Block_Params;
-constexpr int64_t kClasses = 7;
+[[maybe_unused]] constexpr int64_t kClasses = 7;
 
 /// Masked softmax cross-entropy of `logits` (rows of kClasses) against
 /// `labels` where `mask` is set; writes d(loss)/d(logits) into `cot` (zero
 /// on masked-out rows) and returns the mean loss over the real rows.
-double maskedCrossEntropy(const float *logits, const int64_t *labels,
+[[maybe_unused]] double maskedCrossEntropy(const float *logits, const int64_t *labels,
                           const uint8_t *mask, int64_t rows, float *cot) {
   int64_t real = 0;
   for (int64_t i = 0; i < rows; ++i)

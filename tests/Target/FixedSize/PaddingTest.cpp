@@ -61,7 +61,7 @@ struct ModelRun {
 #define GNNC_TWO_HOP_MODEL(NAME, NS, F)                                        \
   struct NAME {                                                                \
     using Params = NS::F##_Params;                                             \
-    static constexpr const char *kName = #F;                                   \
+    [[maybe_unused]] static constexpr const char *kName = #F;                  \
     static rt::Status forward(const std::vector<rt::Graph> &g,                 \
                               const std::vector<float> &x, const Params &p,    \
                               float *out) {                                    \
