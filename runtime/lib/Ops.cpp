@@ -51,58 +51,47 @@ namespace {
 /// Work below this many elements runs on one thread.
 [[maybe_unused]] constexpr int64_t kParallelThreshold = 1 << 15;
 
+/// How parallelFor splits its range over OpenMP's threads.
+enum class Schedule {
+  Static,  ///< equal chunks
+  Simd,    ///< equal chunks, the loop vectorised
+  Dynamic, ///< chunks of 64 taken in turn (rows of uneven cost: edges)
+};
+
 /// Calls body(i) for i in [0, n), on OpenMP's threads when `parallel` holds
 /// and more than one thread is available; otherwise on this thread, without
 /// entering a parallel region: libgomp allocates and frees a team for every
 /// region that runs on one thread, and a training step with static shapes
 /// allocates nothing (tests/Target/FixedSize/NoAllocTest.cpp).
-template <typename Body>
+template <Schedule S = Schedule::Static, typename Body>
 inline void parallelFor(int64_t n, bool parallel, Body &&body) {
 #ifdef _OPENMP
   if (parallel && omp_get_max_threads() > 1) {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i)
-      body(i);
-    return;
-  }
-#endif
-  (void)parallel;
-  for (int64_t i = 0; i < n; ++i)
-    body(i);
-}
-
-/// parallelFor over a loop that vectorises.
-template <typename Body>
-inline void parallelForSimd(int64_t n, bool parallel, Body &&body) {
-#ifdef _OPENMP
-  if (parallel && omp_get_max_threads() > 1) {
-#pragma omp parallel for simd schedule(static)
-    for (int64_t i = 0; i < n; ++i)
-      body(i);
-    return;
-  }
-#endif
-  (void)parallel;
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i)
-    body(i);
-}
-
-/// parallelFor with dynamic scheduling in chunks of 64 (rows of uneven
-/// cost: a vertex's edges).
-template <typename Body>
-inline void parallelForDynamic(int64_t n, bool parallel, Body &&body) {
-#ifdef _OPENMP
-  if (parallel && omp_get_max_threads() > 1) {
+    if constexpr (S == Schedule::Dynamic) {
 #pragma omp parallel for schedule(dynamic, 64)
-    for (int64_t i = 0; i < n; ++i)
-      body(i);
+      for (int64_t i = 0; i < n; ++i)
+        body(i);
+    } else if constexpr (S == Schedule::Simd) {
+#pragma omp parallel for simd schedule(static)
+      for (int64_t i = 0; i < n; ++i)
+        body(i);
+    } else {
+#pragma omp parallel for schedule(static)
+      for (int64_t i = 0; i < n; ++i)
+        body(i);
+    }
     return;
   }
 #endif
   (void)parallel;
-  for (int64_t i = 0; i < n; ++i)
-    body(i);
+  if constexpr (S == Schedule::Simd) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i)
+      body(i);
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      body(i);
+  }
 }
 
 const int64_t *ptrOf(const Graph &g, Side by) {
@@ -117,8 +106,8 @@ int64_t countOf(const Graph &g, Side by) {
 
 template <typename Fn>
 void unaryMap(const float *x, float *y, int64_t n, Fn fn) {
-  parallelForSimd(n, n > kParallelThreshold,
-                  [&](int64_t i) { y[i] = fn(x[i]); });
+  parallelFor<Schedule::Simd>(n, n > kParallelThreshold,
+                              [&](int64_t i) { y[i] = fn(x[i]); });
 }
 
 /// torch.maximum and torch.minimum: a NaN on either side gives a NaN;
@@ -215,8 +204,8 @@ void binaryMap(const float *a, const Shape &sa, const float *b, const Shape &sb,
     sameB = sameB && sb.dims[d] == so.dims[d];
   }
   if (sameA && sameB) {
-    parallelForSimd(n, n > kParallelThreshold,
-                    [&](int64_t i) { out[i] = fn(a[i], b[i]); });
+    parallelFor<Schedule::Simd>(n, n > kParallelThreshold,
+                                [&](int64_t i) { out[i] = fn(a[i], b[i]); });
     return;
   }
   int64_t strideA[kMaxRank], strideB[kMaxRank];
@@ -294,7 +283,7 @@ void scatterWith(const Graph &g, Side by, const float *in, int64_t row,
   const int64_t *ptr = ptrOf(g, by);
   const int64_t *edges = edgesOf(g, by);
   int64_t count = countOf(g, by);
-  parallelForDynamic(count, count * row > 4096, [&](int64_t v) {
+  parallelFor<Schedule::Dynamic>(count, count * row > 4096, [&](int64_t v) {
     int64_t begin = ptr[v], end = ptr[v + 1];
     for (int64_t j0 = 0; j0 < row; j0 += kColumns) {
       const int64_t width = std::min(kColumns, row - j0);
@@ -322,7 +311,7 @@ void scatterSelect(const Graph &g, Side by, const float *in, int64_t row,
   // Every edge belongs to exactly one group, so the groups write disjoint
   // rows of the mask.
   fill(out, g.numEdges() * row, 0.0f);
-  parallelForDynamic(count, count * row > 4096, [&](int64_t v) {
+  parallelFor<Schedule::Dynamic>(count, count * row > 4096, [&](int64_t v) {
     int64_t begin = ptr[v], end = ptr[v + 1];
     if (begin == end)
       return;
@@ -806,7 +795,7 @@ void gnnc::rt::scatterLogSumExp(const Graph &g, Side by, const float *in,
   const int64_t *ptr = ptrOf(g, by);
   const int64_t *edges = edgesOf(g, by);
   int64_t count = countOf(g, by);
-  parallelForDynamic(count, count * row > 4096, [&](int64_t v) {
+  parallelFor<Schedule::Dynamic>(count, count * row > 4096, [&](int64_t v) {
     int64_t begin = ptr[v], end = ptr[v + 1];
     for (int64_t j0 = 0; j0 < row; j0 += kColumns) {
       const int64_t width = std::min(kColumns, row - j0);
@@ -849,7 +838,7 @@ void gnnc::rt::edgeSoftmax(const Graph &g, Side by, const float *in,
   int64_t count = countOf(g, by);
   // Edges of no group (none: every edge has both ends) would keep `in`.
   copy(in, out, g.numEdges() * row);
-  parallelForDynamic(count, count * row > 4096, [&](int64_t v) {
+  parallelFor<Schedule::Dynamic>(count, count * row > 4096, [&](int64_t v) {
     int64_t begin = ptr[v], end = ptr[v + 1];
     if (begin == end)
       return;

@@ -1135,15 +1135,21 @@ DIST_COLORS = {"local": "#7f7f7f", "continuous": "#1f77b4", "chunked": "#2ca02c"
                "distributed": "#d62728"}
 
 
-def load_dist(assets):
-    """The JSON of the last `tools/bench --dist` beside the assets, or None."""
-    path = pathlib.Path(assets) / DIST_JSON
+def load_assets_json(assets, name):
+    """The JSON file `name` beside the assets (a run's own results), or None
+    when it is missing or not JSON."""
+    path = pathlib.Path(assets) / name
     if not path.exists():
         return None
     try:
         return json.loads(path.read_text())
     except ValueError:
         return None
+
+
+def load_dist(assets):
+    """The JSON of the last `tools/bench --dist` beside the assets, or None."""
+    return load_assets_json(assets, DIST_JSON)
 
 
 def dist_runs(d):
@@ -1712,13 +1718,7 @@ FIXEDSIZE_JSON = "fixedsize-results.json"
 
 def load_fixedsize(assets):
     """The JSON of the last `tools/bench --fixed-size` beside the assets, or None."""
-    path = pathlib.Path(assets) / FIXEDSIZE_JSON
-    if not path.exists():
-        return None
-    try:
-        return json.loads(path.read_text())
-    except ValueError:
-        return None
+    return load_assets_json(assets, FIXEDSIZE_JSON)
 
 
 def fixedsize_section(d, assets):
@@ -1747,13 +1747,7 @@ SAMPLING_TARGET = 3.0
 
 def load_sampling(assets):
     """The JSON of the last `tools/bench --sampling` beside the assets, or None."""
-    path = pathlib.Path(assets) / SAMPLING_JSON
-    if not path.exists():
-        return None
-    try:
-        return json.loads(path.read_text())
-    except ValueError:
-        return None
+    return load_assets_json(assets, SAMPLING_JSON)
 
 
 def sampling_run(graph_result, impl, fanouts, threads, fetch):
