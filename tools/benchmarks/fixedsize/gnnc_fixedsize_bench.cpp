@@ -319,14 +319,16 @@ Status step(const train::BlockModel &m, Form &f, sample::PreparedBatch &pb,
     mask = f.All.data();
   }
   GNNC_TRY(m.Train(g1, g2, pb.Batch.Features.data(), f.P.Ptrs.data(),
-                   f.Logits.floats(), f.Saved.data(), f.Ws.data(), seed));
+                   f.Logits.floats(), f.Saved.data(), f.Ws.data(), seed,
+                   /*training=*/true));
   double loss;
   GNNC_TRY(rt::softmaxCrossEntropy(f.Logits.floats(), n, m.Classes,
                                    pb.Batch.Labels.data(), mask, loss,
                                    f.GradLogits.floats()));
   GNNC_TRY(m.Backward(g1, g2, pb.Batch.Features.data(), f.Saved.data(),
                       f.GradLogits.floats(), f.P.Ptrs.data(),
-                      f.P.GradPtrs.data(), f.Ws.data(), seed));
+                      /*gradX=*/nullptr, f.P.GradPtrs.data(), f.Ws.data(),
+                      seed, /*training=*/true));
   return f.Opt->step(f.Grads);
 }
 

@@ -13,8 +13,14 @@
 
 #include "MiniBatch.h"
 
+#include "gnnc_train_gat2_citeseer/gat2_block.h"
 #include "gnnc_train_gat2_cora/gat2_block.h"
+#include "gnnc_train_gat2_emb32c7/gat2_block.h"
+#include "gnnc_train_gat2_sbm/gat2_block.h"
+#include "gnnc_train_sage2_citeseer/sage2_block.h"
 #include "gnnc_train_sage2_cora/sage2_block.h"
+#include "gnnc_train_sage2_emb32c7/sage2_block.h"
+#include "gnnc_train_sage2_sbm/sage2_block.h"
 
 #include "gnnc/runtime/Abi.h"
 #include "gnnc/runtime/Graph.h"
@@ -51,11 +57,14 @@ struct BlockModel {
   rt::Status (*Infer)(const rt::Graph &, const rt::Graph &, const float *,
                       float *const *, float *, void *);
   std::size_t (*InferWorkspace)(const rt::Graph &, const rt::Graph &);
+  /// F_train(g1, g2, x, params, out, saved, workspace, seed, training).
   rt::Status (*Train)(const rt::Graph &, const rt::Graph &, const float *,
-                      float *const *, float *, void *, void *, uint64_t);
+                      float *const *, float *, void *, void *, uint64_t, bool);
+  /// F_backward(g1, g2, x, saved, cotangent, params, grad_x (may be null),
+  /// grads, workspace, seed, training).
   rt::Status (*Backward)(const rt::Graph &, const rt::Graph &, const float *,
-                         void *, const float *, float *const *, float *const *,
-                         void *, uint64_t);
+                         void *, const float *, float *const *, float *,
+                         float *const *, void *, uint64_t, bool);
   std::size_t (*TrainWorkspace)(const rt::Graph &, const rt::Graph &);
   std::size_t (*BackwardWorkspace)(const rt::Graph &, const rt::Graph &);
   std::size_t (*SavedBytes)(const rt::Graph &, const rt::Graph &);
@@ -85,18 +94,19 @@ template <typename P> P paramsOf(float *const *data) {
         },                                                                     \
         [](const rt::Graph &g1, const rt::Graph &g2, const float *x,           \
            float *const *params, float *out, void *saved, void *ws,            \
-           uint64_t seed) {                                                    \
+           uint64_t seed, bool training) {                                     \
           return NS::F##_train(g1, g2, x, paramsOf<NS::F##_Params>(params),    \
                                out, NS::F##_saved_layout(saved, g1, g2), ws,   \
-                               /*training=*/true, seed);                       \
+                               training, seed);                                \
         },                                                                     \
         [](const rt::Graph &g1, const rt::Graph &g2, const float *x,           \
            void *saved, const float *cotangent, float *const *params,          \
-           float *const *grads, void *ws, uint64_t seed) {                     \
+           float *gradX, float *const *grads, void *ws, uint64_t seed,         \
+           bool training) {                                                    \
           return NS::F##_backward(                                             \
               g1, g2, x, NS::F##_saved_layout(saved, g1, g2), cotangent,       \
-              paramsOf<NS::F##_Params>(params), /*grad_x=*/nullptr,            \
-              paramsOf<NS::F##_Params>(grads), ws, /*training=*/true, seed);   \
+              paramsOf<NS::F##_Params>(params), gradX,                         \
+              paramsOf<NS::F##_Params>(grads), ws, training, seed);            \
         },                                                                     \
         [](const rt::Graph &g1, const rt::Graph &g2) {                         \
           return NS::F##_train_workspace_bytes(g1, g2);                        \
@@ -109,12 +119,29 @@ template <typename P> P paramsOf(float *const *data) {
         },                                                                     \
   }
 
+/// Every compiled block model. The input width and the classes are
+/// compile-time sizes, so there is one module per (model, width, classes):
+/// Cora's and Citeseer's features, the generated planted-partition graphs'
+/// (gnnc-gen-sbm's defaults: 64 features, 16 classes) and 32-wide
+/// learnable embeddings (--embeddings 32) for 7 classes.
 inline std::vector<BlockModel> blockModels() {
   return {
       GNNC_BLOCK_MODEL("sage", "cora", sage2_cora, GraphSAGE2Block, 1433, 7,
                        0.01, 5e-4, false),
       GNNC_BLOCK_MODEL("gat", "cora", gat2_cora, GAT2Block, 1433, 7, 0.005,
                        5e-4, true),
+      GNNC_BLOCK_MODEL("sage", "citeseer", sage2_citeseer, GraphSAGE2Block,
+                       3703, 6, 0.01, 5e-4, false),
+      GNNC_BLOCK_MODEL("gat", "citeseer", gat2_citeseer, GAT2Block, 3703, 6,
+                       0.005, 5e-4, true),
+      GNNC_BLOCK_MODEL("sage", "sbm", sage2_sbm, GraphSAGE2Block, 64, 16, 0.01,
+                       5e-4, false),
+      GNNC_BLOCK_MODEL("gat", "sbm", gat2_sbm, GAT2Block, 64, 16, 0.005, 5e-4,
+                       true),
+      GNNC_BLOCK_MODEL("sage", "embeddings", sage2_emb32c7, GraphSAGE2Block,
+                       32, 7, 0.01, 5e-4, false),
+      GNNC_BLOCK_MODEL("gat", "embeddings", gat2_emb32c7, GAT2Block, 32, 7,
+                       0.005, 5e-4, true),
   };
 }
 

@@ -30,6 +30,73 @@
 #include <optional>
 
 namespace gnnc::train {
+
+//===----------------------------------------------------------------------===//
+// Shared with DataParallel.cpp
+//===----------------------------------------------------------------------===//
+
+sample::SamplerKind samplerKind(const std::string &name) {
+  return name == "labor" ? sample::SamplerKind::Labor
+                         : sample::SamplerKind::Neighbor;
+}
+
+/// The oversize policy of `a` (its default depends on the capacities).
+sample::Oversize oversizeOf(const MiniBatchArgs &a) {
+  std::string name = !a.Oversize.empty()    ? a.Oversize
+                     : a.FixedSize == "fit" ? "trim"
+                                            : "error";
+  return name == "skip"   ? sample::Oversize::Skip
+         : name == "trim" ? sample::Oversize::Trim
+                          : sample::Oversize::Error;
+}
+
+const char *oversizeName(sample::Oversize o) {
+  switch (o) {
+  case sample::Oversize::Error:
+    return "error";
+  case sample::Oversize::Skip:
+    return "skip";
+  case sample::Oversize::Trim:
+    return "trim";
+  }
+  return "?";
+}
+
+int64_t argmax(const float *row, int64_t n) {
+  return std::max_element(row, row + n) - row;
+}
+
+std::vector<int64_t> evalFanouts(const MiniBatchArgs &a) {
+  return a.EvalFanouts.empty() ? std::vector<int64_t>(a.Fanouts.size(), -1)
+                               : a.EvalFanouts;
+}
+
+std::string joinFanouts(const std::vector<int64_t> &f) {
+  std::string s;
+  for (size_t i = 0; i < f.size(); ++i)
+    s += (i ? "," : "") + std::to_string(f[i]);
+  return s;
+}
+
+/// "vertices [...], edges [...], oversize P".
+std::string fixedSizeText(const sample::FixedSizeOptions &fs) {
+  return fmt::format("{}, oversize {}", fs.Caps.str(), oversizeName(fs.Policy));
+}
+
+/// The padding statistics of a report of fixed-size batches.
+std::string paddingText(const sample::PipelineReport &r) {
+  auto pct = [](int64_t real, int64_t padded) {
+    return padded > 0 ? 100.0 * static_cast<double>(real) / padded : 0.0;
+  };
+  return fmt::format("real/padded vertices {}/{} ({:.1f}%), edges {}/{} "
+                     "({:.1f}%); {} batch(es) trimmed ({} edges dropped), {} "
+                     "skipped",
+                     r.RealVertices, r.PaddedVertices,
+                     pct(r.RealVertices, r.PaddedVertices), r.RealEdges,
+                     r.PaddedEdges, pct(r.RealEdges, r.PaddedEdges),
+                     r.TrimmedBatches, r.TrimmedEdges, r.SkippedBatches);
+}
+
 namespace {
 
 using rt::Status;
@@ -81,33 +148,6 @@ Status loadProblem(const MiniBatchArgs &a, const BlockModel &m, Problem &p,
   if (a.Normalize)
     GNNC_TRY(rt::normalizeRows(p.Data.X.data(), ds.NumNodes, ds.NumFeatures));
   return Status::success();
-}
-
-sample::SamplerKind samplerKind(const std::string &name) {
-  return name == "labor" ? sample::SamplerKind::Labor
-                         : sample::SamplerKind::Neighbor;
-}
-
-/// The oversize policy of `a` (its default depends on the capacities).
-sample::Oversize oversizeOf(const MiniBatchArgs &a) {
-  std::string name = !a.Oversize.empty()    ? a.Oversize
-                     : a.FixedSize == "fit" ? "trim"
-                                            : "error";
-  return name == "skip"   ? sample::Oversize::Skip
-         : name == "trim" ? sample::Oversize::Trim
-                          : sample::Oversize::Error;
-}
-
-const char *oversizeName(sample::Oversize o) {
-  switch (o) {
-  case sample::Oversize::Error:
-    return "error";
-  case sample::Oversize::Skip:
-    return "skip";
-  case sample::Oversize::Trim:
-    return "trim";
-  }
-  return "?";
 }
 
 /// Everything sampling needs for one set of seeds: the item sampler, the
@@ -190,22 +230,6 @@ Status inferAll(const BlockModel &m, Loader &loader, const Params &params,
       row(pb.Batch.Seeds[i], out.floats() + i * m.Classes);
     loader.Pipe->recycle(std::move(pb));
   }
-}
-
-int64_t argmax(const float *row, int64_t n) {
-  return std::max_element(row, row + n) - row;
-}
-
-std::vector<int64_t> evalFanouts(const MiniBatchArgs &a) {
-  return a.EvalFanouts.empty() ? std::vector<int64_t>(a.Fanouts.size(), -1)
-                               : a.EvalFanouts;
-}
-
-std::string joinFanouts(const std::vector<int64_t> &f) {
-  std::string s;
-  for (size_t i = 0; i < f.size(); ++i)
-    s += (i ? "," : "") + std::to_string(f[i]);
-  return s;
 }
 
 //===----------------------------------------------------------------------===//
@@ -297,25 +321,6 @@ struct RunResult {
   sample::PipelineReport Report;
 };
 
-/// "vertices [...], edges [...], oversize P".
-std::string fixedSizeText(const sample::FixedSizeOptions &fs) {
-  return fmt::format("{}, oversize {}", fs.Caps.str(), oversizeName(fs.Policy));
-}
-
-/// The padding statistics of a report of fixed-size batches.
-std::string paddingText(const sample::PipelineReport &r) {
-  auto pct = [](int64_t real, int64_t padded) {
-    return padded > 0 ? 100.0 * static_cast<double>(real) / padded : 0.0;
-  };
-  return fmt::format("real/padded vertices {}/{} ({:.1f}%), edges {}/{} "
-                     "({:.1f}%); {} batch(es) trimmed ({} edges dropped), {} "
-                     "skipped",
-                     r.RealVertices, r.PaddedVertices,
-                     pct(r.RealVertices, r.PaddedVertices), r.RealEdges,
-                     r.PaddedEdges, pct(r.RealEdges, r.PaddedEdges),
-                     r.TrimmedBatches, r.TrimmedEdges, r.SkippedBatches);
-}
-
 /// Trains one model from `seed`. `announce` prints the capacities of
 /// fixed-size batches.
 Status trainOnce(const MiniBatchArgs &a, const BlockModel &m, Problem &p,
@@ -381,7 +386,7 @@ Status trainOnce(const MiniBatchArgs &a, const BlockModel &m, Problem &p,
       GNNC_TRY(gradLogits.reserve(n * m.Classes * sizeof(float)));
       uint64_t stepSeed = stepSeeds.next() | 1;
       GNNC_TRY(m.Train(g1, g2, x, params.Ptrs.data(), logits.floats(),
-                       saved.data(), ws.data(), stepSeed)
+                       saved.data(), ws.data(), stepSeed, /*training=*/true)
                    .withPrefix(m.Entry));
       const uint8_t *mask = pb.Batch.labelMask().data();
       if (!pb.Batch.Padded) {
@@ -394,8 +399,9 @@ Status trainOnce(const MiniBatchArgs &a, const BlockModel &m, Problem &p,
                                        gradLogits.floats())
                    .withPrefix("loss"));
       GNNC_TRY(m.Backward(g1, g2, x, saved.data(), gradLogits.floats(),
-                          params.Ptrs.data(), params.GradPtrs.data(), ws.data(),
-                          stepSeed)
+                          params.Ptrs.data(), /*gradX=*/nullptr,
+                          params.GradPtrs.data(), ws.data(), stepSeed,
+                          /*training=*/true)
                    .withPrefix(m.Entry));
       GNNC_TRY(adam.step(grads).withPrefix("adam"));
       if (!std::isfinite(loss))

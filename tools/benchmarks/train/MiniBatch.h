@@ -18,6 +18,7 @@
 #include "gnnc/runtime/Abi.h"
 #include "gnnc/runtime/Graph.h"
 #include "gnnc/runtime/Status.h"
+#include "gnnc/sample/Pipeline.h"
 
 #include <cmath>
 #include <cstdint>
@@ -38,6 +39,43 @@ struct FullModel {
                         float *const *params, float *out,
                         void *workspace) = nullptr;
   std::size_t (*Workspace)(const rt::Graph &g) = nullptr;
+};
+
+/// The settings of data-parallel training (--comm, DataParallel.h).
+struct DataParallelArgs {
+  /// "" (one process, runMiniBatch), "threads", "mpi" or "nccl".
+  std::string Comm;
+  /// Ranks of --comm threads.
+  int Ranks = 2;
+  /// Memory type of the features, labels and embeddings: "continuous",
+  /// "chunked" or "distributed" (gnnc/dist/DistTensor.h).
+  std::string Memory = "distributed";
+  /// Rows of other ranks cached per rank by the feature fetch (0: none).
+  int64_t FeatureCache = 0;
+  /// Learnable node embeddings of this width instead of the features
+  /// (0: the dataset's features).
+  int64_t Embeddings = 0;
+  std::string EmbOptimizer = "adam";
+  double EmbLearningRate = 0.01;
+  /// Stop after this many global steps (0: train every epoch).
+  int64_t MaxSteps = 0;
+  /// Dropout off in training (F_train and F_backward with training =
+  /// false): its masks are keyed by positions in a batch, which differ
+  /// between a batch split over ranks and the same batch on one rank.
+  bool NoDropout = false;
+  /// Evaluate every this many epochs (0: only after the last).
+  int EvalEvery = 1;
+  /// Rank 0 appends one line per global step: epoch, step, loss.
+  std::string Trace;
+  /// The final parameters (and the embedding table) as .npy files here.
+  std::string SaveParams;
+  /// Checkpoints after every epoch into this folder; --resume starts from
+  /// the one there.
+  std::string Checkpoint;
+  bool Resume = false;
+  /// Fault injection: "RANK:EPOCH:STEP" kills that rank (SIGKILL) before
+  /// the step.
+  std::string KillAt;
 };
 
 struct MiniBatchArgs {
@@ -66,6 +104,11 @@ struct MiniBatchArgs {
   /// "error", "skip" or "trim"; empty: error for bound and explicit
   /// capacities, trim for fit.
   std::string Oversize;
+  /// Whether --normalize or --no-normalize was given (data-parallel
+  /// training normalises the bundled datasets only, unless told).
+  bool NormalizeGiven = false;
+  /// Data-parallel training (DataParallel.cpp): set when --comm is given.
+  DataParallelArgs Dist;
 };
 
 /// The initialiser name and its argument of a parameter's `kInits` entry:
@@ -110,6 +153,26 @@ inline void meanStd(const std::vector<double> &xs, double &mean, double &sd) {
 /// model of the same architecture and dataset (for --check-blocks), or
 /// null.
 int runMiniBatch(const MiniBatchArgs &args, const FullModel *full);
+
+/// Runs data-parallel mini-batch training (--comm, DataParallel.cpp); the
+/// process's exit status.
+int runDataParallel(const MiniBatchArgs &args);
+
+/// Shared by runMiniBatch and runDataParallel.
+sample::SamplerKind samplerKind(const std::string &name);
+/// The oversize policy of `a` (its default depends on the capacities).
+sample::Oversize oversizeOf(const MiniBatchArgs &a);
+const char *oversizeName(sample::Oversize o);
+/// "vertices [...], edges [...], oversize P".
+std::string fixedSizeText(const sample::FixedSizeOptions &fs);
+/// The padding statistics of a report of fixed-size batches.
+std::string paddingText(const sample::PipelineReport &r);
+/// "25,10".
+std::string joinFanouts(const std::vector<int64_t> &f);
+/// The fanouts of evaluation: --eval-fanouts, or -1 per layer.
+std::vector<int64_t> evalFanouts(const MiniBatchArgs &a);
+/// The index of the largest of row[0..n).
+int64_t argmax(const float *row, int64_t n);
 
 /// The names runMiniBatch knows ("sage", "gat") for the usage text.
 const char *miniBatchModels();

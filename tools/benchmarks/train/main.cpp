@@ -713,6 +713,7 @@ struct Options {
   double learningRate = -1.0, weightDecay = -1.0; // < 0: the paper's
   std::string decayScope;                         // "": the paper's
   bool minibatch = false;
+  bool modelGiven = false;
   gnnc::train::MiniBatchArgs mb; // --minibatch's own settings
 };
 
@@ -971,10 +972,38 @@ const char *kUsage =
     "                  block\n"
     "  --oversize P    a batch that does not fit: error (default for bound\n"
     "                  and explicit capacities), skip or trim (default for\n"
-    "                  fit)\n";
+    "                  fit)\n"
+    "\n"
+    "Data-parallel training over ranks (docs/training.md), e.g.\n"
+    "  mpirun -np 2 gnnc-train --comm mpi --data DIR --model sage:\n"
+    "  --comm C        threads (N ranks in this process: --ranks N, default\n"
+    "                  2), mpi (the ranks of mpirun) or nccl (MPI ranks,\n"
+    "                  gradients over NCCL, one GPU per rank); implies\n"
+    "                  --minibatch; the model defaults to sage\n"
+    "  --batch-size N  seeds per rank and step (the global batch is N x ranks)\n"
+    "  --memory T      memory type of the features, labels and embeddings:\n"
+    "                  distributed (default), chunked or continuous\n"
+    "  --feature-cache R  rows of other ranks' features cached per rank\n"
+    "  --embeddings D  learn D-wide node embeddings instead of the features\n"
+    "                  (a model compiled for D columns; D = 32 for 7 classes)\n"
+    "  --emb-optimizer O  sgd, adam (default), adagrad or rmsprop, sparse\n"
+    "  --emb-lr X      its learning rate (default 0.01)\n"
+    "  --normalize, --no-normalize\n"
+    "                  row-normalise the features (default: only the bundled\n"
+    "                  cora and citeseer)\n"
+    "  --eval-every N  evaluate every N epochs, 0: after the last (default 1)\n"
+    "  --checkpoint DIR  save the parameters, Adam's state and the embeddings\n"
+    "                  after every epoch; --resume continues from DIR\n"
+    "  --max-steps N   stop after N global steps\n"
+    "  --no-dropout    train without dropout (its masks depend on a row's\n"
+    "                  position in the batch, so they differ between ranks)\n"
+    "  --trace FILE    rank 0 writes epoch, step, global step and loss per step\n"
+    "  --save-params DIR  the final parameters (.npy)\n"
+    "  --kill-at R:E:S    fault injection: rank R kills itself before step S\n"
+    "                  of epoch E (mpi)\n";
 
 bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
-  bool fixedSizeFlag = false, capacitiesFlag = false;
+  bool fixedSizeFlag = false, capacitiesFlag = false, ranksFlag = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](std::string &out) {
@@ -1039,13 +1068,15 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
       std::exit(0);
     } else if (a == "--quiet" || a == "-q") {
       opt.quiet = true;
-    } else if (a == "--no-normalize") {
-      opt.normalize = false;
+    } else if (a == "--no-normalize" || a == "--normalize") {
+      opt.normalize = a == "--normalize";
+      opt.mb.NormalizeGiven = true;
     } else if (a == "--allow-nonfinite") {
       opt.allowNonFinite = true;
     } else if (key == "--model") {
       if (!value(opt.model))
         return false;
+      opt.modelGiven = true;
     } else if (key == "--dataset") {
       if (!value(opt.dataset))
         return false;
@@ -1194,6 +1225,76 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
       if (!value(s) || !number(s, 0.0, 1.0, "a number in [0, 1]", d))
         return false;
       opt.mb.CheckTolerance = d;
+    } else if (key == "--comm") {
+      if (!value(opt.mb.Dist.Comm))
+        return false;
+      const std::string &c = opt.mb.Dist.Comm;
+      if (c != "threads" && c != "mpi" && c != "nccl") {
+        error = fmt::format("--comm: expected threads, mpi or nccl, got '{}'",
+                            c);
+        return false;
+      }
+    } else if (key == "--ranks") {
+      if (!value(s) || !integer(s, 1, 256, k))
+        return false;
+      opt.mb.Dist.Ranks = static_cast<int>(k);
+      ranksFlag = true;
+    } else if (key == "--memory") {
+      if (!value(opt.mb.Dist.Memory))
+        return false;
+      const std::string &m = opt.mb.Dist.Memory;
+      if (m != "continuous" && m != "chunked" && m != "distributed") {
+        error = fmt::format(
+            "--memory: expected continuous, chunked or distributed, got '{}'",
+            m);
+        return false;
+      }
+    } else if (key == "--feature-cache") {
+      if (!value(s) || !integer(s, 0, 1ull << 40, k))
+        return false;
+      opt.mb.Dist.FeatureCache = static_cast<int64_t>(k);
+    } else if (key == "--embeddings") {
+      if (!value(s) || !integer(s, 1, 1u << 16, k))
+        return false;
+      opt.mb.Dist.Embeddings = static_cast<int64_t>(k);
+    } else if (key == "--emb-optimizer") {
+      if (!value(opt.mb.Dist.EmbOptimizer))
+        return false;
+      const std::string &o = opt.mb.Dist.EmbOptimizer;
+      if (o != "sgd" && o != "adam" && o != "adagrad" && o != "rmsprop") {
+        error = fmt::format(
+            "--emb-optimizer: expected sgd, adam, adagrad or rmsprop, got '{}'",
+            o);
+        return false;
+      }
+    } else if (key == "--emb-lr") {
+      if (!value(s) || !number(s, 0, kMaxDouble, "a finite number >= 0", d))
+        return false;
+      opt.mb.Dist.EmbLearningRate = d;
+    } else if (key == "--max-steps") {
+      if (!value(s) || !integer(s, 1, 1ull << 40, k))
+        return false;
+      opt.mb.Dist.MaxSteps = static_cast<int64_t>(k);
+    } else if (a == "--no-dropout") {
+      opt.mb.Dist.NoDropout = true;
+    } else if (key == "--eval-every") {
+      if (!value(s) || !integer(s, 0, 1000000, k))
+        return false;
+      opt.mb.Dist.EvalEvery = static_cast<int>(k);
+    } else if (key == "--trace") {
+      if (!value(opt.mb.Dist.Trace))
+        return false;
+    } else if (key == "--save-params") {
+      if (!value(opt.mb.Dist.SaveParams))
+        return false;
+    } else if (key == "--checkpoint") {
+      if (!value(opt.mb.Dist.Checkpoint))
+        return false;
+    } else if (a == "--resume") {
+      opt.mb.Dist.Resume = true;
+    } else if (key == "--kill-at") {
+      if (!value(opt.mb.Dist.KillAt))
+        return false;
     } else if (key == "--decay") {
       if (!value(opt.decayScope))
         return false;
@@ -1216,6 +1317,31 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
     opt.mb.FixedSize = "explicit";
   if (!opt.mb.Oversize.empty() && opt.mb.FixedSize.empty()) {
     error = "--oversize needs --fixed-size or --capacities";
+    return false;
+  }
+  // Data-parallel training is mini-batch training.
+  const gnnc::train::DataParallelArgs &dp = opt.mb.Dist;
+  if (!dp.Comm.empty())
+    opt.minibatch = true;
+  if (dp.Comm.empty() &&
+      (ranksFlag || dp.Embeddings || dp.MaxSteps || dp.NoDropout ||
+       !dp.Trace.empty() || !dp.SaveParams.empty() || !dp.Checkpoint.empty() ||
+       dp.Resume || !dp.KillAt.empty() || dp.FeatureCache ||
+       dp.Memory != "distributed" || dp.EvalEvery != 1 ||
+       dp.EmbOptimizer != "adam" || dp.EmbLearningRate != 0.01)) {
+    error = "--ranks, --memory, --feature-cache, --embeddings, "
+            "--emb-optimizer, --emb-lr, --max-steps, --no-dropout, "
+            "--eval-every, --trace, --save-params, --checkpoint, --resume and "
+            "--kill-at are options of data-parallel training: they need --comm";
+    return false;
+  }
+  if (ranksFlag && dp.Comm != "threads") {
+    error = "--ranks is the rank count of --comm threads (with mpi and nccl, "
+            "mpirun -np sets it)";
+    return false;
+  }
+  if (!dp.Comm.empty() && opt.mb.CheckBlocks) {
+    error = "--check-blocks runs in one process: drop --comm";
     return false;
   }
   if (!opt.mb.FixedSize.empty() && !opt.minibatch) {
@@ -1268,6 +1394,16 @@ int main(int argc, char **argv) {
     mb.LearningRate = opt.learningRate;
     mb.WeightDecay = opt.weightDecay;
     mb.CheckMinTestAcc = opt.checkMinTestAcc;
+    if (!mb.Dist.Comm.empty()) {
+      if (!opt.modelGiven)
+        mb.Model = "sage";
+      if (mb.Model != "sage" && mb.Model != "gat") {
+        fmt::print(stderr, "gnnc-train: error: --comm trains the two-block "
+                           "models: --model sage or gat\n");
+        return 1;
+      }
+      return gnnc::train::runDataParallel(mb);
+    }
     gnnc::train::FullModel full;
     if (v) {
       full.NumParams = v->numParams;

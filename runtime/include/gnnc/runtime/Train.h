@@ -106,6 +106,12 @@ public:
   /// The moments of parameter `i` (i < numParams()).
   const std::vector<float> &firstMoment(size_t i) const { return Params[i].M; }
   const std::vector<float> &secondMoment(size_t i) const { return Params[i].V; }
+  /// Restores a saved state (a checkpoint): the moments of every parameter
+  /// (numParams() pointers each, of the registered sizes) and the step
+  /// count, so the next step() continues as the saved optimiser would.
+  Status restore(const std::vector<const float *> &firstMoments,
+                 const std::vector<const float *> &secondMoments,
+                 int64_t steps);
 
 private:
   struct Param {
