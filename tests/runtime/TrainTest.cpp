@@ -231,6 +231,52 @@ TEST(Adam, SeveralStepsMatchTheFormula) {
   EXPECT_EQ(adam.secondMoment(1), std::vector<float>(1, 0.0f));
 }
 
+// A checkpoint: an optimiser restored from another's moments, step count and
+// parameters continues exactly as the other does (bit for bit).
+TEST(Adam, RestoreContinuesTheSavedRun) {
+  AdamOptions o;
+  o.LearningRate = 0.05;
+  o.WeightDecay = 1e-3;
+  std::vector<float> a = {0.3f, -0.7f, 1.5f}, b = a;
+  Adam first(o), second(o);
+  ASSERT_TRUE(first.addParam(a.data(), 3).ok());
+  ASSERT_TRUE(second.addParam(b.data(), 3).ok());
+  auto grad = [](int t) {
+    return std::vector<float>{static_cast<float>(std::sin(t)), 0.25f,
+                              static_cast<float>(-0.1 * t)};
+  };
+  for (int t = 0; t < 5; ++t) {
+    std::vector<float> g = grad(t);
+    ASSERT_TRUE(first.step({g.data()}).ok());
+  }
+  // The second optimiser took no step; it takes the first one's state.
+  b = a;
+  std::vector<float> m = first.firstMoment(0), v = first.secondMoment(0);
+  ASSERT_TRUE(second.restore({m.data()}, {v.data()}, first.numSteps()).ok());
+  EXPECT_EQ(second.numSteps(), 5);
+  for (int t = 5; t < 10; ++t) {
+    std::vector<float> g = grad(t);
+    ASSERT_TRUE(first.step({g.data()}).ok());
+    ASSERT_TRUE(second.step({g.data()}).ok());
+    EXPECT_EQ(a, b) << "step " << t;
+  }
+  // Without the step count, the bias correction differs.
+  Adam third(o);
+  std::vector<float> c = a;
+  ASSERT_TRUE(third.addParam(c.data(), 3).ok());
+  m = first.firstMoment(0);
+  v = first.secondMoment(0);
+  ASSERT_TRUE(third.restore({m.data()}, {v.data()}, 0).ok());
+  std::vector<float> g = grad(10);
+  ASSERT_TRUE(first.step({g.data()}).ok());
+  ASSERT_TRUE(third.step({g.data()}).ok());
+  EXPECT_NE(a, c);
+
+  EXPECT_FALSE(third.restore({}, {}, 1).ok());
+  EXPECT_FALSE(third.restore({m.data()}, {v.data()}, -1).ok());
+  EXPECT_FALSE(third.restore({nullptr}, {v.data()}, 1).ok());
+}
+
 TEST(Adam, ZeroGradientWithoutDecayLeavesParameters) {
   Adam adam;
   std::vector<float> p = {1, 2, 3};

@@ -185,6 +185,9 @@ def main():
     ap.add_argument("--resume", action="store_true",
                     help="kill rank 1 in epoch 3, resume, compare bit-exact "
                     "with an uninterrupted run of as many ranks")
+    ap.add_argument("--two-hosts", metavar="TOOL",
+                    help="tools/dist/two-hosts.sh: 2 hosts x 2 ranks against "
+                    "4 ranks on one host, bit for bit (exit 77: no hosts)")
     ap.add_argument("--kill-limit", type=float, default=30.0,
                     help="seconds the survivors may take to fail (--resume)")
     args = ap.parse_args()
@@ -215,6 +218,8 @@ def main():
 
     if args.resume:
         return check_resume(args, work, env, command)
+    if args.two_hosts:
+        return check_two_hosts(args, work, env, command)
 
     print(f"reference: 1 rank, batch size {args.batch_size * args.ranks}")
     run(command(1, "threads", args.batch_size * args.ranks, "one",
@@ -229,6 +234,41 @@ def main():
                        os.path.join(work, "many"),
                        os.path.join(work, "many.trace"), args.loss_tol,
                        args.param_tol)
+    for f in failures:
+        print("FAILED: " + f)
+    if not failures:
+        print("passed")
+    return 1 if failures else 0
+
+
+def check_two_hosts(args, work, env, command):
+    """4 ranks on 2 network-namespace hosts (tools/dist/two-hosts.sh) against
+    4 ranks on this host: the same ranks, partitions and sums, so the
+    losses and parameters must be the same bits."""
+    steps = ["--max-steps", str(args.steps)]
+    print("one host: mpirun -np 4")
+    p, _ = run(command(4, "mpi", args.batch_size, "one-host", steps), env, 600)
+    cmd = command(4, "mpi", args.batch_size, "two-hosts", steps)
+    # Past "mpirun -np 4 --oversubscribe": the program and its arguments.
+    program = cmd[cmd.index(args.train):]
+    print("two hosts: tools/dist/two-hosts.sh run (2 ranks per host)")
+    p, _ = run(["bash", args.two_hosts, "run", "-x", "OMP_NUM_THREADS", "-x",
+                "OPENBLAS_NUM_THREADS"] + program, env, 600, expect_ok=False)
+    if p.returncode == 77:
+        print(p.stdout.strip().splitlines()[-1])
+        return 77
+    if p.returncode != 0:
+        sys.stdout.write(p.stdout)
+        print(f"FAILED: exit status {p.returncode}")
+        return 1
+    failures = []
+    if "2 node(s)" not in p.stdout:
+        failures.append("the two-host run did not see 2 nodes")
+    failures += compare(os.path.join(work, "one-host"),
+                        os.path.join(work, "one-host.trace"),
+                        os.path.join(work, "two-hosts"),
+                        os.path.join(work, "two-hosts.trace"), 0.0, 0.0,
+                        exact=True)
     for f in failures:
         print("FAILED: " + f)
     if not failures:
