@@ -944,6 +944,8 @@ Status Trainer::run() {
         "--kill-at: expected RANK:EPOCH:STEP, got '{}'", D.KillAt));
 
   double firstLoss = -1, lastLoss = 0, val = 0, test = 0;
+  double bestVal = -1, testAtBestVal = 0;
+  int bestEpoch = 0;
   bool stop = false;
   for (int epoch = firstEpoch; epoch <= A.Epochs && !stop; ++epoch) {
     T = StageTimes{};
@@ -1003,6 +1005,11 @@ Status Trainer::run() {
       auto tv = Clock::now();
       GNNC_TRY(evaluate(val, test));
       T.Eval = since(tv);
+      if (val > bestVal) {
+        bestVal = val;
+        testAtBestVal = test;
+        bestEpoch = epoch;
+      }
     }
     // The slowest rank's times.
     StageTimes worst = T;
@@ -1029,8 +1036,9 @@ Status Trainer::run() {
     GNNC_TRY(saveParams(D.SaveParams));
   if (root()) {
     fmt::print("== done: {} global steps, loss {:.4f} -> {:.4f}, val {:.4f}, "
-               "test {:.4f}\n",
-               globalStep, firstLoss, lastLoss, val, test);
+               "test {:.4f}; test {:.4f} at the best val {:.4f} (epoch {})\n",
+               globalStep, firstLoss, lastLoss, val, test, testAtBestVal,
+               bestVal, bestEpoch);
     if (A.CheckMinTestAcc >= 0 &&
         (!(lastLoss < firstLoss) || test < A.CheckMinTestAcc))
       return Status::error(fmt::format(
