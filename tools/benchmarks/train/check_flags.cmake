@@ -125,6 +125,43 @@ expect_error("--capacities: level 0 has 100 vertices, fewer than level 1 (1600);
              --minibatch --model sage --capacities 100,1600,257:9000,1400)
 expect_error("--capacities: the seed level has 1 vertex; it needs room for a seed and the padding vertex"
              --minibatch --model sage --capacities 100,10,1:9000,1400)
+# Data-parallel training.
+expect_error("--comm: expected threads, mpi or nccl, got 'tcp'" --comm tcp)
+expect_error("--ranks: 0 ${range} [1, 256])" --comm threads --ranks 0)
+expect_error("--ranks is the rank count of --comm threads (with mpi and nccl, mpirun -np sets it)"
+             --comm mpi --ranks 2)
+set(needs_comm "are options of data-parallel training: they need --comm")
+foreach(flag "--ranks;2" "--embeddings;32" "--memory;chunked" "--resume"
+             "--max-steps;5" "--no-dropout" "--checkpoint;${WORK}/c"
+             "--kill-at;1:1:1")
+  execute_process(COMMAND "${TRAIN}" --data "${data}" --minibatch ${flag}
+                  RESULT_VARIABLE rc ERROR_VARIABLE err TIMEOUT 60)
+  string(FIND "${err}" "${needs_comm}" at)
+  if(NOT rc EQUAL 1 OR at EQUAL -1)
+    message(SEND_ERROR "gnnc-train --minibatch ${flag}: exit status ${rc}, "
+                       "expected 1 and '... ${needs_comm}'\n${err}")
+  endif()
+endforeach()
+expect_error("--memory: expected continuous, chunked or distributed, got 'shared'"
+             --comm threads --memory shared)
+expect_error("--embeddings: 0 ${range} [1, 65536])" --comm threads --embeddings 0)
+expect_error("--emb-optimizer: expected sgd, adam, adagrad or rmsprop, got 'lion'"
+             --comm threads --emb-optimizer lion)
+expect_error("--emb-lr: 'nan' is not a number" --comm threads --emb-lr nan)
+expect_error("--kill-at: expected RANK:EPOCH:STEP, got '1:x'" --comm mpi --kill-at 1:x)
+expect_error("--kill-at needs --comm mpi or nccl (it kills the process, which holds every thread rank)"
+             --comm threads --kill-at 1:1:1)
+expect_error("--resume needs --checkpoint DIR" --comm threads --resume)
+expect_error("--oversize skip with --comm: a rank would skip a step that its peers take; use trim or error"
+             --comm threads --fixed-size bound --oversize skip)
+expect_error("--comm trains the two-block models: --model sage or gat"
+             --comm threads --model gcn)
+expect_error("--check-blocks runs in one process: drop --comm"
+             --comm threads --check-blocks)
+# Accepted: every rank gets as far as loading the data.
+expect_error("rank 0: ${missing}: cannot open: no such file or directory"
+             --comm threads --ranks 3 --model gat --embeddings 32
+             --memory continuous --fixed-size bound --no-dropout)
 # Accepted: the run gets as far as loading the data.
 expect_error("${missing}: cannot open: no such file or directory"
              --minibatch --model sage --fixed-size=bound)

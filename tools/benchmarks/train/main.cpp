@@ -1295,6 +1295,18 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
     } else if (key == "--kill-at") {
       if (!value(opt.mb.Dist.KillAt))
         return false;
+      // RANK:EPOCH:STEP, three decimal numbers.
+      const std::string &v = opt.mb.Dist.KillAt;
+      size_t c1 = v.find(':'), c2 = v.find(':', c1 + 1);
+      auto digits = [&](size_t b, size_t e) {
+        return e > b && v.find_first_not_of("0123456789", b) >= e;
+      };
+      if (c1 == std::string::npos || c2 == std::string::npos ||
+          !digits(0, c1) || !digits(c1 + 1, c2) || !digits(c2 + 1, v.size()) ||
+          v.size() - c2 > 10 || c2 - c1 > 10 || c1 > 9) {
+        error = fmt::format("--kill-at: expected RANK:EPOCH:STEP, got '{}'", v);
+        return false;
+      }
     } else if (key == "--decay") {
       if (!value(opt.decayScope))
         return false;
