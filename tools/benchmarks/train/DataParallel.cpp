@@ -40,6 +40,7 @@
 #include "gnnc/dist/DistTensor.h"
 #include "gnnc/dist/Embedding.h"
 #include "gnnc/runtime/Dataset.h"
+#include "gnnc/runtime/Loaders.h"
 #include "gnnc/runtime/Npy.h"
 #include "gnnc/runtime/Random.h"
 #include "gnnc/runtime/Train.h"
@@ -116,10 +117,15 @@ struct NodeGraph {
 
 /// Reads the edges of `path` and builds the CSR by destination (with one
 /// self-loop per vertex when `selfLoops`). On the node's first rank only.
-Status buildGraph(const std::string &path, int64_t numNodes, bool selfLoops,
-                  rt::Graph &out) {
+Status buildGraph(const std::string &path, const rt::Dataset *whole,
+                  int64_t numNodes, bool selfLoops, rt::Graph &out) {
   rt::Graph g;
-  if (isDirectory(path)) {
+  if (whole) {
+    GNNC_TRY(rt::Graph::fromEdgeIndex(whole->EdgeSrc.data(),
+                                      whole->EdgeDst.data(), whole->numEdges(),
+                                      numNodes, numNodes, g)
+                 .withPrefix(path));
+  } else if (isDirectory(path)) {
     // A .npy folder: only edge_index.npy is read (not the features).
     std::string file = path + "/edge_index.npy";
     rt::NpyArray edges;
@@ -152,8 +158,8 @@ Status buildGraph(const std::string &path, int64_t numNodes, bool selfLoops,
 
 /// Fills out.InPtr, out.InSrc and out.View; out.Node is the node's
 /// communicator.
-Status loadGraph(const std::string &path, int64_t numNodes, bool selfLoops,
-                 NodeGraph &out) {
+Status loadGraph(const std::string &path, const rt::Dataset *whole,
+                 int64_t numNodes, bool selfLoops, NodeGraph &out) {
   dist::Communicator &node = *out.Node;
   // The node's first rank builds the CSR; the others learn its edge count,
   // or that it failed (every rank then fails).
@@ -161,7 +167,7 @@ Status loadGraph(const std::string &path, int64_t numNodes, bool selfLoops,
   int64_t header[2] = {0, 0}; // ok, edges
   std::string failure;
   if (node.rank() == 0) {
-    Status st = buildGraph(path, numNodes, selfLoops, g);
+    Status st = buildGraph(path, whole, numNodes, selfLoops, g);
     header[0] = st.ok();
     header[1] = st.ok() ? static_cast<int64_t>(g.inSrc().size()) : 0;
     failure = st.message();
@@ -313,6 +319,8 @@ public:
 
 private:
   Status load();
+  Status loadOgb();
+  Status loadRows(dist::DistTensor &t, const std::string &array);
   Status makeLoader(std::vector<int64_t> items, int64_t batchSize,
                     bool shuffle, std::vector<int64_t> fanouts, uint64_t seed,
                     bool fixedSize, sample::DistributedItemSampler &itemsOut,
@@ -337,6 +345,11 @@ private:
 
   std::string Path;
   bool Bundled = false;
+  /// An OGB dataset folder, loaded whole by every rank (rank 0 first, which
+  /// writes the loader's binary cache) and dropped once each rank has
+  /// copied its rows; null for bundles and .npy folders, which each rank
+  /// reads its own rows of.
+  std::unique_ptr<rt::Dataset> Whole;
   int64_t NumNodes = 0, NumFeatures = 0, NumClasses = 0;
   const BlockModel *M = nullptr;
   NodeGraph Graph;
@@ -377,10 +390,21 @@ Status Trainer::load() {
     return Status::error(fmt::format(
         "--memory: expected continuous, chunked or distributed, got '{}'",
         D.Memory));
-  rt::DatasetArrayInfo info;
-  GNNC_TRY(rt::datasetArrayInfo(Path, "features", info));
-  NumNodes = info.Shape.at(0);
-  NumFeatures = info.Shape.size() > 1 ? info.Shape[1] : 1;
+  if (isDirectory(Path) && !fs::exists(Path + "/x.npy") &&
+      fs::exists(Path + "/raw")) {
+    GNNC_TRY(loadOgb());
+    NumNodes = Whole->NumNodes;
+    NumFeatures = Whole->NumFeatures;
+  } else {
+    rt::DatasetArrayInfo info;
+    GNNC_TRY(rt::datasetArrayInfo(Path, "features", info));
+    NumNodes = info.Shape.at(0);
+    NumFeatures = info.Shape.size() > 1 ? info.Shape[1] : 1;
+  }
+  if (NumFeatures == 0 && D.Embeddings == 0)
+    return Status::error(fmt::format(
+        "{}: the dataset has no features; learn embeddings (--embeddings D)",
+        Path));
 
   // Read-only tensors: one copy per node when a shared type spans nodes.
   GNNC_TRY(World.splitByNode(Graph.Node));
@@ -402,7 +426,8 @@ Status Trainer::load() {
   to.Name = "labels";
   GNNC_TRY(dist::createTensor(*DataComm, NumNodes, 0, rt::DType::Int64, to,
                               Labels));
-  GNNC_TRY(Labels->loadDatasetArray(Path, "labels"));
+  GNNC_TRY(loadRows(*Labels, "labels"));
+  // (OGB's unlabelled vertices have label -1; no split holds them.)
   int64_t maxLabel = -1;
   const int64_t *lab = static_cast<const int64_t *>(Labels->localData());
   for (int64_t i = 0; i < Labels->localRows(); ++i)
@@ -429,13 +454,13 @@ Status Trainer::load() {
         D.Embeddings > 0 ? "embedding columns" : "features", NumClasses,
         A.Model, known));
 
-  GNNC_TRY(loadGraph(Path, NumNodes, M->SelfLoops, Graph));
+  GNNC_TRY(loadGraph(Path, Whole.get(), NumNodes, M->SelfLoops, Graph));
 
   if (D.Embeddings == 0) {
     to.Name = "features";
     GNNC_TRY(dist::createTensor(*DataComm, NumNodes, NumFeatures,
                                 rt::DType::Float32, to, Features));
-    GNNC_TRY(Features->loadDatasetArray(Path, "features"));
+    GNNC_TRY(loadRows(*Features, "features"));
     // Row normalisation (PyG's NormalizeFeatures): by default for the
     // bundled Planetoid datasets only, whose features are 0/1 words.
     bool normalize = A.NormalizeGiven ? A.Normalize : Bundled;
@@ -465,9 +490,55 @@ Status Trainer::load() {
         {"val_mask", &ValMask},
         {"test_mask", &TestMask}}) {
     mask->assign(NumNodes, 0);
-    GNNC_TRY(rt::readDatasetRows(Path, name, 0, NumNodes, mask->data()));
+    if (Whole) {
+      const std::vector<uint8_t> &from = std::string(name) == "train_mask"
+                                             ? Whole->TrainMask
+                                         : std::string(name) == "val_mask"
+                                             ? Whole->ValMask
+                                             : Whole->TestMask;
+      *mask = from;
+    } else {
+      GNNC_TRY(rt::readDatasetRows(Path, name, 0, NumNodes, mask->data()));
+    }
   }
+  Whole.reset();
   return Status::success();
+}
+
+Status Trainer::loadOgb() {
+  rt::OgbOptions oo;
+  oo.AllowUnlabeled = true;
+  oo.AddInverseEdges = D.OgbInverseEdges;
+  oo.AllowNonFinite = A.AllowNonFinite;
+  // Rank 0 first: it parses the files once and writes the loader's cache,
+  // which the other ranks then read.
+  Status st;
+  Whole = std::make_unique<rt::Dataset>();
+  if (root())
+    st = rt::loadOgbNodeDataset(Path, *Whole, oo);
+  int64_t ok = st.ok();
+  GNNC_TRY(World.broadcast(&ok, 1, rt::DType::Int64, 0));
+  if (!ok)
+    return root() ? st
+                  : Status::error(fmt::format(
+                        "rank 0 could not load the OGB dataset {}", Path));
+  if (!root())
+    GNNC_TRY(rt::loadOgbNodeDataset(Path, *Whole, oo));
+  return Status::success();
+}
+
+/// This rank's rows of `array` into `t`: from the file, or from the whole
+/// dataset.
+Status Trainer::loadRows(dist::DistTensor &t, const std::string &array) {
+  if (!Whole)
+    return t.loadDatasetArray(Path, array);
+  size_t rowBytes = t.rowBytes();
+  const char *from = array == "features"
+                         ? reinterpret_cast<const char *>(Whole->X.data())
+                         : reinterpret_cast<const char *>(Whole->Y.data());
+  std::memcpy(t.localData(), from + t.localRowBegin() * rowBytes,
+              static_cast<size_t>(t.localRows()) * rowBytes);
+  return t.comm().barrier();
 }
 
 Status Trainer::makeLoader(std::vector<int64_t> items, int64_t batchSize,

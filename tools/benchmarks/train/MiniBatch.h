@@ -57,6 +57,9 @@ struct DataParallelArgs {
   int64_t Embeddings = 0;
   std::string EmbOptimizer = "adam";
   double EmbLearningRate = 0.01;
+  /// An OGB dataset (--data): add the reverse of every edge, as the ogb
+  /// package does for datasets whose add_inverse_edge is True.
+  bool OgbInverseEdges = false;
   /// Stop after this many global steps (0: train every epoch).
   int64_t MaxSteps = 0;
   /// Dropout off in training (F_train and F_backward with training =

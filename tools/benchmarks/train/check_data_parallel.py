@@ -188,6 +188,9 @@ def main():
     ap.add_argument("--two-hosts", metavar="TOOL",
                     help="tools/dist/two-hosts.sh: 2 hosts x 2 ranks against "
                     "4 ranks on one host, bit for bit (exit 77: no hosts)")
+    ap.add_argument("--ogb-from", metavar="BUNDLE",
+                    help="a .gnnd bundle against the same data written as an "
+                    "OGB folder, bit for bit")
     ap.add_argument("--kill-limit", type=float, default=30.0,
                     help="seconds the survivors may take to fail (--resume)")
     args = ap.parse_args()
@@ -220,6 +223,8 @@ def main():
         return check_resume(args, work, env, command)
     if args.two_hosts:
         return check_two_hosts(args, work, env, command)
+    if args.ogb_from:
+        return check_ogb(args, work, env, command)
 
     print(f"reference: 1 rank, batch size {args.batch_size * args.ranks}")
     run(command(1, "threads", args.batch_size * args.ranks, "one",
@@ -234,6 +239,94 @@ def main():
                        os.path.join(work, "many"),
                        os.path.join(work, "many.trace"), args.loss_tol,
                        args.param_tol)
+    for f in failures:
+        print("FAILED: " + f)
+    if not failures:
+        print("passed")
+    return 1 if failures else 0
+
+
+def read_gnnd(path):
+    """The arrays of a .gnnd bundle (docs/runtime.md, version 1): n, f,
+    features (lists of nonzero columns), edges (src, dst), labels, masks."""
+    with open(path, "rb") as fh:
+        blob = fh.read()
+    if blob[:8] != b"GNNCDATA":
+        raise ValueError(f"{path}: not a gnnc dataset bundle")
+    n, f, e, c = struct.unpack("<4I", blob[16:32])
+    nnz, size = struct.unpack("<2Q", blob[32:48])
+    pos = 48
+
+    def varint():
+        nonlocal pos
+        value = shift = 0
+        while True:
+            byte = blob[pos]
+            pos += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return value
+
+    rows = []
+    for _ in range(n):
+        cols, col = [], -1
+        for _ in range(varint()):
+            col += varint() + 1
+            cols.append(col)
+        rows.append(cols)
+    code, width = ("H", 2) if n <= 65536 else ("I", 4)
+    src = struct.unpack(f"<{e}{code}", blob[pos:pos + width * e])
+    pos += width * e
+    dst = struct.unpack(f"<{e}{code}", blob[pos:pos + width * e])
+    pos += width * e
+    labels = list(blob[pos:pos + n])
+    pos += n
+    masks = []
+    for _ in range(3):
+        bits = blob[pos:pos + (n + 7) // 8]
+        pos += (n + 7) // 8
+        masks.append([v for v in range(n) if bits[v // 8] >> (v % 8) & 1])
+    return n, f, rows, src, dst, labels, masks
+
+
+def write_ogb(bundle, root):
+    """The bundle as an OGB node-property dataset folder (raw/, split/)."""
+    n, f, rows, src, dst, labels, masks = read_gnnd(bundle)
+    os.makedirs(os.path.join(root, "raw"))
+    os.makedirs(os.path.join(root, "split", "random"))
+
+    def write(name, lines):
+        with open(os.path.join(root, name), "w") as fh:
+            fh.writelines(line + "\n" for line in lines)
+
+    write("raw/num-node-list.csv", [str(n)])
+    write("raw/num-edge-list.csv", [str(len(src))])
+    write("raw/edge.csv", [f"{s},{d}" for s, d in zip(src, dst)])
+    write("raw/node-label.csv", [str(y) for y in labels])
+    write("raw/node-feat.csv",
+          [",".join("1.0" if c in set(cols) else "0.0" for c in range(f))
+           for cols in rows])
+    for name, ids in zip(("train", "valid", "test"), masks):
+        write(f"split/random/{name}.csv", [str(v) for v in ids])
+
+
+def check_ogb(args, work, env, command):
+    """The bundled dataset against the same data as an OGB folder: the
+    same rows, edges and split, so the same bits."""
+    root = os.path.join(work, "ogb")
+    write_ogb(args.ogb_from, root)
+    steps = ["--max-steps", str(args.steps), "--normalize"]
+    print(f"bundle: {args.ogb_from}")
+    run(command(args.ranks, args.comm, args.batch_size, "bundle",
+                steps + ["--data", args.ogb_from]), env, 600)
+    print(f"OGB folder: {root}")
+    run(command(args.ranks, args.comm, args.batch_size, "ogb",
+                steps + ["--data", root]), env, 600)
+    failures = compare(os.path.join(work, "bundle"),
+                       os.path.join(work, "bundle.trace"),
+                       os.path.join(work, "ogb"),
+                       os.path.join(work, "ogb.trace"), 0.0, 0.0, exact=True)
     for f in failures:
         print("FAILED: " + f)
     if not failures:

@@ -991,6 +991,9 @@ const char *kUsage =
     "  --normalize, --no-normalize\n"
     "                  row-normalise the features (default: only the bundled\n"
     "                  cora and citeseer)\n"
+    "  --data PATH     also an OGB node-property dataset folder (raw/,\n"
+    "                  split/; docs/runtime.md), with --ogb-inverse-edges\n"
+    "                  for datasets whose edges the ogb package mirrors\n"
     "  --eval-every N  evaluate every N epochs, 0: after the last (default 1)\n"
     "  --checkpoint DIR  save the parameters, Adam's state and the embeddings\n"
     "                  after every epoch; --resume continues from DIR\n"
@@ -1275,6 +1278,8 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
       if (!value(s) || !integer(s, 1, 1ull << 40, k))
         return false;
       opt.mb.Dist.MaxSteps = static_cast<int64_t>(k);
+    } else if (a == "--ogb-inverse-edges") {
+      opt.mb.Dist.OgbInverseEdges = true;
     } else if (a == "--no-dropout") {
       opt.mb.Dist.NoDropout = true;
     } else if (key == "--eval-every") {
@@ -1339,12 +1344,14 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
       (ranksFlag || dp.Embeddings || dp.MaxSteps || dp.NoDropout ||
        !dp.Trace.empty() || !dp.SaveParams.empty() || !dp.Checkpoint.empty() ||
        dp.Resume || !dp.KillAt.empty() || dp.FeatureCache ||
+       dp.OgbInverseEdges ||
        dp.Memory != "distributed" || dp.EvalEvery != 1 ||
        dp.EmbOptimizer != "adam" || dp.EmbLearningRate != 0.01)) {
     error = "--ranks, --memory, --feature-cache, --embeddings, "
             "--emb-optimizer, --emb-lr, --max-steps, --no-dropout, "
-            "--eval-every, --trace, --save-params, --checkpoint, --resume and "
-            "--kill-at are options of data-parallel training: they need --comm";
+            "--eval-every, --trace, --save-params, --checkpoint, --resume, "
+            "--kill-at and --ogb-inverse-edges are options of data-parallel "
+            "training: they need --comm";
     return false;
   }
   if (ranksFlag && dp.Comm != "threads") {
