@@ -64,6 +64,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 namespace gnnc::train {
@@ -329,6 +330,8 @@ private:
                     std::unique_ptr<sample::Pipeline> &pipeOut);
   Status inputRows(const sample::MiniBatch &b, const float *&x);
   Status labelsOf(const sample::MiniBatch &b, std::vector<int64_t> &out);
+  void countRemote(const sample::MiniBatch &b);
+  Status reportTotals();
   Status step(sample::PreparedBatch &pb, uint64_t stepSeed, double &lossSum,
               double &count, int64_t &hits);
   Status allReduceSum(float *data, size_t n);
@@ -374,6 +377,11 @@ private:
   std::unique_ptr<sample::Pipeline> TrainPipe, EvalPipe;
   std::optional<sample::FixedSizeOptions> Fixed;
 
+  /// Rows this rank read from other ranks' memory over the run: the
+  /// features and labels of a distributed tensor, the embedding rows of a
+  /// distributed table (gathered, and sent back as gradients); steps taken.
+  int64_t RemoteFeatureRows = 0, RemoteLabelRows = 0, RemoteEmbRows = 0;
+  int64_t Steps = 0;
   GrowBuffer Ws, Saved, Logits, GradLogits, GradX, EmbRows;
   std::vector<int64_t> Ids, BatchLabels;
   std::vector<uint8_t> AllRows;
@@ -622,6 +630,24 @@ Status Trainer::inputRows(const sample::MiniBatch &b, const float *&x) {
   return Status::success();
 }
 
+/// Counts the rows of `b` that come from other ranks' memory.
+void Trainer::countRemote(const sample::MiniBatch &b) {
+  ++Steps;
+  auto remote = [&](const dist::DistTensor &t, const std::vector<int64_t> &ids) {
+    if (t.type() != dist::MemoryType::Distributed)
+      return int64_t{0}; // mapped shared memory, on this node
+    int64_t n = 0;
+    for (int64_t v : ids)
+      n += v >= 0 && t.partition().owner(v) != t.comm().rank();
+    return n;
+  };
+  RemoteLabelRows += remote(*Labels, b.Seeds);
+  if (Features)
+    RemoteFeatureRows += remote(*Features, b.inputIds());
+  if (Emb)
+    RemoteEmbRows += remote(Emb->table(), b.inputIds());
+}
+
 /// The labels of `b`'s seeds (-1 for padding seeds). Collective.
 Status Trainer::labelsOf(const sample::MiniBatch &b,
                          std::vector<int64_t> &out) {
@@ -670,6 +696,7 @@ Status Trainer::step(sample::PreparedBatch &pb, uint64_t stepSeed,
   GNNC_TRY(inputRows(b, x));
   GNNC_TRY(labelsOf(b, BatchLabels));
   T.Fetch += since(t);
+  countRemote(b);
 
   t = Clock::now();
   int64_t real = static_cast<int64_t>(b.Seeds.size());
@@ -926,6 +953,47 @@ Status Trainer::restoreCheckpoint(CheckpointMeta &meta) {
   return Status::success();
 }
 
+/// Rank 0 prints the bytes communicated per step and the peak memory of
+/// the ranks.
+Status Trainer::reportTotals() {
+  struct rusage ru;
+  ::getrusage(RUSAGE_SELF, &ru);
+  // Summed over ranks: remote feature, label and embedding rows, steps;
+  // then the peak resident memory (KiB) of each rank.
+  std::vector<int64_t> sums = {RemoteFeatureRows, RemoteLabelRows,
+                               RemoteEmbRows, Steps};
+  GNNC_TRY(World.allReduce(sums.data(), sums.data(), sums.size(),
+                           rt::DType::Int64, dist::ReduceOp::Sum));
+  std::vector<int64_t> peaks(World.size());
+  int64_t mine = static_cast<int64_t>(ru.ru_maxrss);
+  GNNC_TRY(World.allGather(&mine, peaks.data(), 1, rt::DType::Int64));
+  if (!root())
+    return Status::success();
+  double steps = static_cast<double>(std::max<int64_t>(sums[3], 1));
+  double featureBytes = sums[0] * (NumFeatures * 4.0 + 8.0) / steps;
+  double labelBytes = sums[1] * 16.0 / steps;
+  double embBytes = sums[2] * (D.Embeddings * 8.0 + 16.0) / steps;
+  double payload = (NumParamElements + 2) * 4.0;
+  int p = World.size();
+  double ring = p > 1 ? 2.0 * (p - 1) / p * payload : 0.0;
+  fmt::print("== communication per step and rank (mean): features {:.0f} B "
+             "({:.1f} remote rows), labels {:.0f} B, embeddings {:.0f} B, "
+             "gradient all-reduce {:.0f} B payload ({:.0f} B sent by a ring "
+             "all-reduce); {:.0f} B in all\n",
+             featureBytes, sums[0] / steps, labelBytes, embBytes, payload, ring,
+             featureBytes + labelBytes + embBytes + ring);
+  std::string text;
+  int64_t total = 0;
+  for (int64_t kib : peaks) {
+    text += fmt::format("{}{:.0f}", text.empty() ? "" : ", ", kib / 1024.0);
+    total += kib;
+  }
+  fmt::print("== peak resident memory per rank: {} MiB ({:.0f} MiB in all)\n",
+             text, total / 1024.0);
+  std::fflush(stdout);
+  return Status::success();
+}
+
 /// The seed of global step `step` of `epoch`: a function of the run's seed
 /// and the step, so a resumed run draws what the uninterrupted one drew.
 uint64_t stepSeedOf(uint64_t seed, uint64_t epoch, int64_t step) {
@@ -1105,6 +1173,7 @@ Status Trainer::run() {
   }
   if (!D.SaveParams.empty())
     GNNC_TRY(saveParams(D.SaveParams));
+  GNNC_TRY(reportTotals());
   if (root()) {
     fmt::print("== done: {} global steps, loss {:.4f} -> {:.4f}, val {:.4f}, "
                "test {:.4f}; test {:.4f} at the best val {:.4f} (epoch {})\n",
