@@ -427,22 +427,36 @@ void softmaxWith(const float *in, float *out, int64_t outer, int64_t len,
 
 namespace {
 
+/// Element i of a dropout: in * scale when kept, else +0.0, selected with a
+/// bit mask rather than a branch (a kept element is a coin toss, which a
+/// branch predictor cannot learn). Same bits as dropoutKept(...) ? in * scale
+/// : 0.0f.
+inline float droppedElement(float in, uint64_t seed, uint64_t index,
+                            uint64_t threshold, float scale) {
+  uint32_t keep = 0u - static_cast<uint32_t>(
+                           dropoutKept(seed, index, threshold));
+  float v = in * scale;
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  bits &= keep;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
 /// Elements [begin, begin + n) of a dropout: kept elements are scaled, the
-/// others are 0. The hash is 64-bit integer arithmetic: AVX-512 vectorises it
-/// (vpmullq), the other clones run it element by element, independent
-/// iterations the core overlaps. A block of elements that are all +0.0 (the
-/// bulk of sparse input features, such as bag-of-words rows) gives +0.0
-/// whatever the mask, so its hashes are skipped.
+/// others are 0. The hash is 64-bit integer arithmetic, which the AVX2 and
+/// AVX-512 clones vectorise (the loops call inline functions only: a lambda
+/// would be compiled for the default target and not vectorise in a clone).
+/// A block of elements that are all +0.0 (the bulk of sparse input
+/// features, such as bag-of-words rows) gives +0.0 whatever the mask, so its
+/// hashes are skipped.
 GNNC_MULTIVERSION
 void dropoutRange(const float *__restrict in, float *__restrict out,
                   int64_t begin, int64_t n, uint64_t seed, uint64_t threshold,
                   float scale) {
-  auto element = [&](int64_t i) {
-    uint64_t index = static_cast<uint64_t>(begin + i);
-    return dropoutKept(seed, index, threshold) ? in[i] * scale : 0.0f;
-  };
   constexpr int64_t kBlock = 16;
   const int64_t blocks = n / kBlock * kBlock;
+  const uint64_t first = static_cast<uint64_t>(begin);
   for (int64_t b = 0; b < blocks; b += kBlock) {
     uint32_t bits = 0;
 #pragma omp simd reduction(| : bits)
@@ -459,10 +473,12 @@ void dropoutRange(const float *__restrict in, float *__restrict out,
     }
 #pragma omp simd
     for (int64_t i = b; i < b + kBlock; ++i)
-      out[i] = element(i);
+      out[i] = droppedElement(in[i], seed, first + static_cast<uint64_t>(i),
+                              threshold, scale);
   }
   for (int64_t i = blocks; i < n; ++i)
-    out[i] = element(i);
+    out[i] = droppedElement(in[i], seed, first + static_cast<uint64_t>(i),
+                            threshold, scale);
 }
 
 } // namespace
