@@ -1166,6 +1166,10 @@ Status Trainer::run() {
                  worst.Comm, worst.Optim, worst.Wait, worst.Eval);
       std::fflush(stdout);
     }
+    if (root() && !A.Quiet && A.LogEvery > 0 && epoch % A.LogEvery == 0)
+      fmt::print("    rank 0's pipeline: {} sampled edges, {} input vertices; "
+                 "{}\n",
+                 r.SampledEdges, r.InputVertices, r.summary());
     if (Trace)
       std::fflush(Trace);
     if (!D.Checkpoint.empty() && !stop)
