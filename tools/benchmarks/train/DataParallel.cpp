@@ -61,6 +61,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -116,40 +117,22 @@ struct NodeGraph {
   sample::GraphView View;
 };
 
-/// Reads the edges of `path` and builds the CSR by destination (with one
-/// self-loop per vertex when `selfLoops`). On the node's first rank only.
-Status buildGraph(const std::string &path, const rt::Dataset *whole,
-                  int64_t numNodes, bool selfLoops, rt::Graph &out) {
-  rt::Graph g;
-  if (whole) {
-    GNNC_TRY(rt::Graph::fromEdgeIndex(whole->EdgeSrc.data(),
-                                      whole->EdgeDst.data(), whole->numEdges(),
-                                      numNodes, numNodes, g)
-                 .withPrefix(path));
-  } else if (isDirectory(path)) {
-    // A .npy folder: only edge_index.npy is read (not the features).
-    std::string file = path + "/edge_index.npy";
-    rt::NpyArray edges;
-    GNNC_TRY(rt::readNpy(file, edges));
-    const int64_t *e = edges.data<int64_t>();
-    if (edges.shape.size() != 2 || edges.shape[0] != 2 ||
-        (!e && edges.numElements() != 0))
-      return Status::error(fmt::format(
-          "{}: expected an int64 array of shape [2, E], got {} with {} "
-          "dimension(s)",
-          file, rt::dtypeName(edges.dtype), edges.shape.size()));
-    int64_t numEdges = edges.shape[1];
-    GNNC_TRY(rt::Graph::fromEdgeIndex(e, e + numEdges, numEdges, numNodes,
-                                      numNodes, g)
-                 .withPrefix(file));
-  } else {
-    rt::Dataset ds;
-    GNNC_TRY(rt::loadDataset(path, ds));
-    GNNC_TRY(rt::Graph::fromEdgeIndex(ds.EdgeSrc.data(), ds.EdgeDst.data(),
-                                      ds.numEdges(), ds.NumNodes, ds.NumNodes,
-                                      g)
-                 .withPrefix(path));
+/// The edges of a bundle (or of an OGB dataset already loaded whole) as an
+/// rt::Graph, with one self-loop per vertex when `selfLoops`: the CSR by
+/// destination, in the order rt::Graph gives (a destination's in-edges in
+/// the order of the edge list, its self-loop last).
+Status graphOf(const std::string &path, const rt::Dataset *whole,
+               int64_t numNodes, bool selfLoops, rt::Graph &out) {
+  rt::Dataset loaded;
+  if (!whole) {
+    GNNC_TRY(rt::loadDataset(path, loaded));
+    whole = &loaded;
   }
+  rt::Graph g;
+  GNNC_TRY(rt::Graph::fromEdgeIndex(whole->EdgeSrc.data(),
+                                    whole->EdgeDst.data(), whole->numEdges(),
+                                    numNodes, numNodes, g)
+               .withPrefix(path));
   if (!selfLoops) {
     out = std::move(g);
     return Status::success();
@@ -157,30 +140,130 @@ Status buildGraph(const std::string &path, const rt::Dataset *whole,
   return rt::addSelfLoops(g, out);
 }
 
+/// The edge list of a .npy dataset folder, read in chunks: never more than
+/// the CSR itself and a chunk in memory (a whole rt::Graph of 40M edges
+/// holds five arrays of them).
+class EdgeFile {
+public:
+  Status open(const std::string &folder, int64_t numNodes) {
+    Path = folder + "/edge_index.npy";
+    rt::DType dtype;
+    std::vector<int64_t> shape;
+    GNNC_TRY(rt::readNpyHeader(Path, dtype, shape));
+    if (dtype != rt::DType::Int64 || shape.size() != 2 || shape[0] != 2)
+      return Status::error(fmt::format(
+          "{}: expected an int64 array of shape [2, E] (sources, then "
+          "destinations), got {} with {} dimension(s)",
+          Path, rt::dtypeName(dtype), shape.size()));
+    NumEdges = shape[1];
+    NumNodes = numNodes;
+    File.reset(std::fopen(Path.c_str(), "rb"));
+    if (!File || std::fseek(File.get(), 0, SEEK_END) != 0)
+      return Status::error(fmt::format("{}: cannot open", Path));
+    // The data ends the file (the header has checked its size).
+    DataOffset = std::ftell(File.get()) - 2 * NumEdges * 8;
+    return Status::success();
+  }
+  int64_t numEdges() const { return NumEdges; }
+
+  /// Calls body(first, src, dst, n) for consecutive chunks of the edges,
+  /// each index checked against the vertex count.
+  template <typename Body> Status forEachChunk(Body body) {
+    constexpr int64_t kChunk = 1 << 20;
+    std::vector<int64_t> src(std::min(kChunk, NumEdges)),
+        dst(std::min(kChunk, NumEdges));
+    for (int64_t first = 0; first < NumEdges; first += kChunk) {
+      int64_t n = std::min(kChunk, NumEdges - first);
+      GNNC_TRY(read(first, n, src.data()));
+      GNNC_TRY(read(NumEdges + first, n, dst.data()));
+      for (int64_t i = 0; i < n; ++i)
+        if (src[i] < 0 || src[i] >= NumNodes || dst[i] < 0 ||
+            dst[i] >= NumNodes)
+          return Status::error(fmt::format(
+              "{}: edge {}: {} {} is outside [0, {})", Path, first + i,
+              src[i] < 0 || src[i] >= NumNodes ? "source" : "destination",
+              src[i] < 0 || src[i] >= NumNodes ? src[i] : dst[i], NumNodes));
+      body(first, src.data(), dst.data(), n);
+    }
+    return Status::success();
+  }
+
+private:
+  Status read(int64_t element, int64_t n, int64_t *out) {
+    if (std::fseek(File.get(), DataOffset + element * 8, SEEK_SET) != 0 ||
+        std::fread(out, 8, static_cast<size_t>(n), File.get()) !=
+            static_cast<size_t>(n))
+      return Status::error(fmt::format("{}: read failed", Path));
+    return Status::success();
+  }
+  struct Closer {
+    void operator()(std::FILE *f) const { std::fclose(f); }
+  };
+  std::string Path;
+  std::unique_ptr<std::FILE, Closer> File;
+  int64_t NumEdges = 0, NumNodes = 0;
+  long DataOffset = 0;
+};
+
+/// Fills the CSR by destination of `edges` (plus one self-loop per vertex
+/// at the end of its row when `selfLoops`) into inPtr (V + 1) and inSrc:
+/// a stable counting sort by destination in two passes over the file, the
+/// order rt::Graph and rt::addSelfLoops give.
+Status fillCsr(EdgeFile &edges, int64_t numNodes, bool selfLoops,
+               int64_t *inPtr, int64_t *inSrc) {
+  std::fill(inPtr, inPtr + numNodes + 1, 0);
+  GNNC_TRY(edges.forEachChunk(
+      [&](int64_t, const int64_t *, const int64_t *dst, int64_t n) {
+        for (int64_t i = 0; i < n; ++i)
+          ++inPtr[dst[i] + 1];
+      }));
+  for (int64_t v = 0; v < numNodes; ++v)
+    inPtr[v + 1] += inPtr[v] + (selfLoops ? 1 : 0);
+  std::vector<int64_t> cursor(inPtr, inPtr + numNodes);
+  GNNC_TRY(edges.forEachChunk(
+      [&](int64_t, const int64_t *src, const int64_t *dst, int64_t n) {
+        for (int64_t i = 0; i < n; ++i)
+          inSrc[cursor[dst[i]]++] = src[i];
+      }));
+  if (selfLoops)
+    for (int64_t v = 0; v < numNodes; ++v)
+      inSrc[cursor[v]] = v;
+  return Status::success();
+}
+
 /// Fills out.InPtr, out.InSrc and out.View; out.Node is the node's
-/// communicator.
+/// communicator. The node's first rank builds the CSR, the others learn its
+/// size, and whether it failed (every rank then fails).
 Status loadGraph(const std::string &path, const rt::Dataset *whole,
                  int64_t numNodes, bool selfLoops, NodeGraph &out) {
   dist::Communicator &node = *out.Node;
-  // The node's first rank builds the CSR; the others learn its edge count,
-  // or that it failed (every rank then fails).
+  bool streamed = !whole && isDirectory(path);
+  EdgeFile edges;
   rt::Graph g;
-  int64_t header[2] = {0, 0}; // ok, edges
-  std::string failure;
+  int64_t header[2] = {0, 0}; // ok, CSR entries
+  Status st;
   if (node.rank() == 0) {
-    Status st = buildGraph(path, whole, numNodes, selfLoops, g);
+    if (streamed) {
+      st = edges.open(path, numNodes);
+      header[1] = edges.numEdges() + (selfLoops ? numNodes : 0);
+    } else {
+      st = graphOf(path, whole, numNodes, selfLoops, g);
+      header[1] = static_cast<int64_t>(g.inSrc().size());
+    }
     header[0] = st.ok();
-    header[1] = st.ok() ? static_cast<int64_t>(g.inSrc().size()) : 0;
-    failure = st.message();
   }
-  GNNC_TRY(node.broadcast(header, 2, rt::DType::Int64, 0));
-  if (!header[0])
-    return Status::error(node.rank() == 0
-                             ? failure
-                             : fmt::format("the graph of {} did not load on "
-                                           "rank 0 of this node (its message "
-                                           "says why)",
-                                           path));
+  auto agree = [&](const char *what) -> Status {
+    GNNC_TRY(node.broadcast(header, 2, rt::DType::Int64, 0));
+    if (header[0])
+      return Status::success();
+    if (node.rank() == 0)
+      return st;
+    return Status::error(
+        fmt::format("{}: {} failed on rank 0 of this node (its message says "
+                    "why)",
+                    path, what));
+  };
+  GNNC_TRY(agree("reading the graph"));
   dist::TensorOptions to;
   to.Type = dist::MemoryType::Continuous;
   to.Name = "graph.in_ptr";
@@ -190,12 +273,17 @@ Status loadGraph(const std::string &path, const rt::Dataset *whole,
   GNNC_TRY(dist::createTensor(node, std::max<int64_t>(header[1], 1), 0,
                               rt::DType::Int64, to, out.InSrc));
   if (node.rank() == 0) {
-    std::memcpy(out.InPtr->globalData(), g.inPtr().data(),
-                g.inPtr().size() * sizeof(int64_t));
-    std::memcpy(out.InSrc->globalData(), g.inSrc().data(),
-                g.inSrc().size() * sizeof(int64_t));
+    auto *inPtr = static_cast<int64_t *>(out.InPtr->globalData());
+    auto *inSrc = static_cast<int64_t *>(out.InSrc->globalData());
+    if (streamed) {
+      st = fillCsr(edges, numNodes, selfLoops, inPtr, inSrc);
+    } else {
+      std::copy(g.inPtr().begin(), g.inPtr().end(), inPtr);
+      std::copy(g.inSrc().begin(), g.inSrc().end(), inSrc);
+    }
+    header[0] = st.ok();
   }
-  GNNC_TRY(node.barrier());
+  GNNC_TRY(agree("building the graph"));
   return sample::distGraphView(*out.InPtr, *out.InSrc, out.View);
 }
 
@@ -382,6 +470,10 @@ private:
   /// distributed table (gathered, and sent back as gradients); steps taken.
   int64_t RemoteFeatureRows = 0, RemoteLabelRows = 0, RemoteEmbRows = 0;
   int64_t Steps = 0;
+  /// The largest proportional set size seen (KiB), sampled after loading
+  /// and after every epoch.
+  int64_t PeakPssKiB = 0;
+  void samplePss();
   GrowBuffer Ws, Saved, Logits, GradLogits, GradX, EmbRows;
   std::vector<int64_t> Ids, BatchLabels;
   std::vector<uint8_t> AllRows;
@@ -953,9 +1045,33 @@ Status Trainer::restoreCheckpoint(CheckpointMeta &meta) {
   return Status::success();
 }
 
+/// This process' proportional set size in KiB (/proc/self/smaps_rollup):
+/// its private pages plus its share of each shared page, so that the sum
+/// over the processes of a node is the memory they use together (the
+/// resident set counts a shared page in full in every process that maps
+/// it). 0 where the kernel does not say.
+int64_t proportionalSetKiB() {
+  std::ifstream in("/proc/self/smaps_rollup");
+  std::string key;
+  int64_t kib = 0;
+  while (in >> key) {
+    if (key == "Pss:") {
+      in >> kib;
+      return kib;
+    }
+    in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return 0;
+}
+
+void Trainer::samplePss() {
+  PeakPssKiB = std::max(PeakPssKiB, proportionalSetKiB());
+}
+
 /// Rank 0 prints the bytes communicated per step and the peak memory of
 /// the ranks.
 Status Trainer::reportTotals() {
+  samplePss();
   struct rusage ru;
   ::getrusage(RUSAGE_SELF, &ru);
   // Summed over ranks: remote feature, label and embedding rows, steps;
@@ -964,9 +1080,10 @@ Status Trainer::reportTotals() {
                                RemoteEmbRows, Steps};
   GNNC_TRY(World.allReduce(sums.data(), sums.data(), sums.size(),
                            rt::DType::Int64, dist::ReduceOp::Sum));
-  std::vector<int64_t> peaks(World.size());
+  std::vector<int64_t> peaks(World.size()), pss(World.size());
   int64_t mine = static_cast<int64_t>(ru.ru_maxrss);
   GNNC_TRY(World.allGather(&mine, peaks.data(), 1, rt::DType::Int64));
+  GNNC_TRY(World.allGather(&PeakPssKiB, pss.data(), 1, rt::DType::Int64));
   if (!root())
     return Status::success();
   double steps = static_cast<double>(std::max<int64_t>(sums[3], 1));
@@ -990,6 +1107,20 @@ Status Trainer::reportTotals() {
   }
   fmt::print("== peak resident memory per rank: {} MiB ({:.0f} MiB in all)\n",
              text, total / 1024.0);
+  // Thread ranks share one process: its memory once.
+  bool threads = std::string(World.backend()) == "threads";
+  text.clear();
+  total = 0;
+  for (int64_t kib : pss) {
+    text += fmt::format("{}{:.0f}", text.empty() ? "" : ", ", kib / 1024.0);
+    total += kib;
+  }
+  if (threads)
+    total = pss.empty() ? 0 : pss[0];
+  fmt::print("== proportional set size per rank, largest after loading and "
+             "after each epoch: {} MiB ({:.0f} MiB {})\n",
+             text, total / 1024.0,
+             threads ? "for the process" : "in all: the ranks' memory");
   std::fflush(stdout);
   return Status::success();
 }
@@ -1007,6 +1138,7 @@ Status Trainer::run() {
   auto t0 = Clock::now();
   GNNC_TRY(load());
   double loadSeconds = since(t0);
+  samplePss();
   GNNC_TRY(P.init(*M, A.FirstSeed));
   rt::AdamOptions ao;
   ao.LearningRate = A.LearningRate >= 0 ? A.LearningRate : M->LearningRate;
@@ -1127,8 +1259,9 @@ Status Trainer::run() {
       if (Trace)
         fmt::print(Trace, "{} {} {} {:.9e}\n", epoch, s, globalStep, loss);
     }
-    TrainPipe->stop();
     T.Epoch = since(te);
+    samplePss(); // before stop(): the pipeline's batches are still held
+    TrainPipe->stop();
     sample::PipelineReport r = TrainPipe->report();
     T.Sample = r.ItemSeconds + r.SampleSeconds + r.PadSeconds + r.GraphSeconds;
     T.Fetch += r.FetchSeconds;

@@ -191,6 +191,9 @@ def main():
     ap.add_argument("--ogb-from", metavar="BUNDLE",
                     help="a .gnnd bundle against the same data written as an "
                     "OGB folder, bit for bit")
+    ap.add_argument("--folder-from", metavar="BUNDLE",
+                    help="a .gnnd bundle against the same data written as a "
+                    ".npy folder, bit for bit")
     ap.add_argument("--kill-limit", type=float, default=30.0,
                     help="seconds the survivors may take to fail (--resume)")
     args = ap.parse_args()
@@ -225,6 +228,8 @@ def main():
         return check_two_hosts(args, work, env, command)
     if args.ogb_from:
         return check_ogb(args, work, env, command)
+    if args.folder_from:
+        return check_folder(args, work, env, command)
 
     print(f"reference: 1 rank, batch size {args.batch_size * args.ranks}")
     run(command(1, "threads", args.batch_size * args.ranks, "one",
@@ -309,6 +314,62 @@ def write_ogb(bundle, root):
            for cols in rows])
     for name, ids in zip(("train", "valid", "test"), masks):
         write(f"split/random/{name}.csv", [str(v) for v in ids])
+
+
+def write_npy(path, descr, shape, values, code):
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        descr, "".join("%d, " % d for d in shape) if len(shape) == 1
+        else ", ".join(str(d) for d in shape))
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    with open(path, "wb") as fh:
+        fh.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header))
+                 + header.encode("latin1"))
+        fh.write(struct.pack(f"<{len(values)}{code}", *values))
+
+
+def write_npy_folder(bundle, root):
+    """The bundle as a .npy dataset folder (edge_index.npy, x.npy, ...)."""
+    n, f, rows, src, dst, labels, masks = read_gnnd(bundle)
+    os.makedirs(root)
+    write_npy(os.path.join(root, "edge_index.npy"), "<i8", (2, len(src)),
+              list(src) + list(dst), "q")
+    x = [0.0] * (n * f)
+    for v, cols in enumerate(rows):
+        for c in cols:
+            x[v * f + c] = 1.0
+    write_npy(os.path.join(root, "x.npy"), "<f4", (n, f), x, "f")
+    write_npy(os.path.join(root, "y.npy"), "<i8", (n,), labels, "q")
+    for name, ids in zip(("train", "val", "test"), masks):
+        bits = [0] * n
+        for v in ids:
+            bits[v] = 1
+        write_npy(os.path.join(root, f"{name}_mask.npy"), "|b1", (n,), bits,
+                  "B")
+
+
+def check_folder(args, work, env, command):
+    """The bundled dataset against the same data as a .npy folder, whose
+    graph gnnc-train streams from edge_index.npy into the CSR (a GAT adds
+    one self-loop per vertex): the same CSR order, so the same bits."""
+    root = os.path.join(work, "dataset")
+    write_npy_folder(args.folder_from, root)
+    steps = ["--max-steps", str(args.steps), "--normalize"]
+    print(f"bundle: {args.folder_from}")
+    run(command(args.ranks, args.comm, args.batch_size, "bundle",
+                steps + ["--data", args.folder_from]), env, 600)
+    print(f".npy folder: {root}")
+    run(command(args.ranks, args.comm, args.batch_size, "folder",
+                steps + ["--data", root]), env, 600)
+    failures = compare(os.path.join(work, "bundle"),
+                       os.path.join(work, "bundle.trace"),
+                       os.path.join(work, "folder"),
+                       os.path.join(work, "folder.trace"), 0.0, 0.0,
+                       exact=True)
+    for f in failures:
+        print("FAILED: " + f)
+    if not failures:
+        print("passed")
+    return 1 if failures else 0
 
 
 def check_ogb(args, work, env, command):
