@@ -433,8 +433,8 @@ namespace {
 /// : 0.0f.
 inline float droppedElement(float in, uint64_t seed, uint64_t index,
                             uint64_t threshold, float scale) {
-  uint32_t keep = 0u - static_cast<uint32_t>(
-                           dropoutKept(seed, index, threshold));
+  uint32_t keep =
+      0u - static_cast<uint32_t>(dropoutKept(seed, index, threshold));
   float v = in * scale;
   uint32_t bits;
   std::memcpy(&bits, &v, sizeof bits);

@@ -226,16 +226,16 @@ Status Adam::restore(const std::vector<const float *> &firstMoments,
                      int64_t steps) {
   if (firstMoments.size() != Params.size() ||
       secondMoments.size() != Params.size())
-    return Status::error(fmt::format(
-        "adam: restore: {} and {} moments for {} parameters",
-        firstMoments.size(), secondMoments.size(), Params.size()));
+    return Status::error(
+        fmt::format("adam: restore: {} and {} moments for {} parameters",
+                    firstMoments.size(), secondMoments.size(), Params.size()));
   if (steps < 0)
     return Status::error(
         fmt::format("adam: restore: a negative step count ({})", steps));
   for (size_t i = 0; i < Params.size(); ++i)
     if (!firstMoments[i] || !secondMoments[i])
-      return Status::error(
-          fmt::format("adam: restore: the moments of parameter {} are null", i));
+      return Status::error(fmt::format(
+          "adam: restore: the moments of parameter {} are null", i));
   for (size_t i = 0; i < Params.size(); ++i) {
     Param &p = Params[i];
     std::copy(firstMoments[i], firstMoments[i] + p.M.size(), p.M.begin());

@@ -103,8 +103,8 @@ COMM_RE = re.compile(
 PEAK_RE = re.compile(r"^== peak resident memory per rank: (.*) MiB \((\d+) "
                      r"MiB in all\)", re.M)
 PSS_RE = re.compile(r"^== proportional set size per rank, largest after "
-                    r"loading and after each epoch: (.*) MiB \((\d+) MiB",
-                    re.M)
+                    r"loading and after each epoch(?:'s training)?: (.*) MiB "
+                    r"\((\d+) MiB", re.M)
 DONE_RE = re.compile(r"^== done: (\d+) global steps.*val (\S+), test (\S+);",
                      re.M)
 
@@ -207,7 +207,7 @@ def parse_train(text):
 def run_gnnc(train, data, plan, ranks, memory, comm="mpi", extra=()):
     threads = max(1, plan["threads"] // ranks) if comm == "mpi" else 1
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1",
-               OMP_NUM_THREADS=str(threads),
+               OMP_NUM_THREADS=str(threads), OMP_WAIT_POLICY="PASSIVE",
                OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     batch = plan["batch_size"] // ranks
     args = [str(train), "--comm", comm, "--model", "sage", "--data", str(data),
@@ -216,7 +216,8 @@ def run_gnnc(train, data, plan, ranks, memory, comm="mpi", extra=()):
             "--memory", memory, "--workers", "1"] + list(extra)
     if comm == "mpi":
         cmd = ["mpirun", "-np", str(ranks), "--oversubscribe", "--bind-to",
-               "none", "-x", "OMP_NUM_THREADS", "-x", "OPENBLAS_NUM_THREADS"] + args
+               "none", "-x", "OMP_NUM_THREADS", "-x", "OPENBLAS_NUM_THREADS",
+               "-x", "OMP_WAIT_POLICY"] + args
     else:
         cmd = args + ["--ranks", str(ranks)]
     t0 = time.time()
@@ -245,7 +246,8 @@ def run_anchor(impl, data, plan, out_dir):
            str(plan["threads"]), "--epochs", str(plan["epochs"]), "--warmup",
            str(plan["warmup"]), "--no-normalize", "--eval", "--out", str(out)]
     t0 = time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.run(cmd, capture_output=True, text=True,
+                       env=dict(os.environ, OMP_WAIT_POLICY="PASSIVE"))
     if p.returncode != 0:
         return {"impl": impl, "error": (p.stderr or p.stdout)[-1500:],
                 "command": " ".join(cmd)}
@@ -360,13 +362,25 @@ def section(d, plot_path):
         "training vertex once). Accuracies: after the last epoch, with full "
         "neighbourhoods, on the validation and test vertices. gnnc runs `mpirun -np R gnnc-train --comm mpi`"
         " with the batch split over the R ranks and %d / R OpenMP threads "
-        "each; the anchors run in one process with %d torch threads."
+        "each; the anchors run in one process with %d torch threads. Every "
+        "run has OMP_WAIT_POLICY=PASSIVE (idle OpenMP threads sleep rather "
+        "than spin on the cores that sampling needs)."
         % (d["command"], d["date_utc"], m["cpu"], m["cores"],
            m["git_commit"][:10], "{:,}".format(p["nodes"]), p["avg_degree"],
            p["features"], p["classes"], p["fanouts"], p["batch_size"],
            p["threads"], p["warmup"], p["epochs"], p["threads"], p["threads"]))
-    if d.get("dataset_info"):
-        out += ["", "The graph: " + d["dataset_info"].get("summary", "")]
+    meta = (d.get("dataset_info") or {}).get("meta")
+    if meta:
+        out += ["", "The graph (its meta.json): %s vertices, %s directed edges, "
+                "edge homophily %.3f, power-law exponent %g, in-degrees up to %s "
+                "(%s isolated vertices), train / val / test %s / %s / %s "
+                "vertices, generated in %.1f s."
+                % tuple(["{:,}".format(meta["nodes"]), "{:,}".format(meta["edges"]),
+                         float(meta["edge_homophily"]), meta["power_law_exponent"],
+                         "{:,}".format(meta["max_in_degree"]),
+                         "{:,}".format(meta["isolated_vertices"])]
+                        + ["{:,}".format(meta[k]) for k in ("train", "val", "test")]
+                        + [meta["seconds"]])]
     out += ["", "![epoch time and memory](%s)" % plot_path, ""]
     best = fastest_anchor(d)
     rows = gnnc_rows(d)
@@ -420,9 +434,9 @@ def section(d, plot_path):
             "Memory: gnnc's is the proportional set size of its ranks, summed "
             "(each rank's private pages plus its share of the shared-memory "
             "segments: the graph, and the features of the shared types), the "
-            "largest seen after loading and after each epoch; the resident set "
-            "of each rank, which counts every shared page it touched in full, "
-            "is beside it. The anchors' is the peak resident set of their one "
+            "largest seen after loading and after each epoch's training; the "
+            "peak resident set of each rank, which counts every shared page it "
+            "touched in full and includes the evaluation, is beside it. The anchors' is the peak resident set of their one "
             "process during training (the interpreter and torch included, "
             "%s MiB of it before the dataset loads)."
             % ", ".join("%s %.0f" % ({"pyg": "PyG", "graphbolt": "GraphBolt"}[a["impl"]],
@@ -520,19 +534,18 @@ def main():
     simulated = []
     for ranks in plan["simulate_ranks"]:
         r = run_gnnc(train, data, plan, ranks, "distributed", comm="threads",
-                     extra=["--epochs", "1", "--eval-every", "0", "--max-steps",
+                     extra=["--epochs", "1", "--no-eval", "--max-steps",
                             str(plan["simulate_steps"])])
         log("simulated %d ranks: %s per step and rank"
             % (ranks, fmt_b(r["bytes_per_step"]["total"])))
         simulated.append(r)
     anchors = []
-    assets.mkdir(parents=True, exist_ok=True)
     for impl in plan["anchors"]:
         if not VENV_PY.exists():
             log("skipping the anchors: %s is missing (tools/bench --sampling "
                 "installs it)" % VENV_PY)
             break
-        a = run_anchor(impl, data, plan, assets)
+        a = run_anchor(impl, data, plan, pathlib.Path(args.data_root))
         if "error" in a:
             log("%s failed: %s" % (impl, a["error"].strip().splitlines()[-1]))
         else:

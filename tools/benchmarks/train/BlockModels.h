@@ -138,8 +138,8 @@ inline std::vector<BlockModel> blockModels() {
                        5e-4, false),
       GNNC_BLOCK_MODEL("gat", "sbm", gat2_sbm, GAT2Block, 64, 16, 0.005, 5e-4,
                        true),
-      GNNC_BLOCK_MODEL("sage", "embeddings", sage2_emb32c7, GraphSAGE2Block,
-                       32, 7, 0.01, 5e-4, false),
+      GNNC_BLOCK_MODEL("sage", "embeddings", sage2_emb32c7, GraphSAGE2Block, 32,
+                       7, 0.01, 5e-4, false),
       GNNC_BLOCK_MODEL("gat", "embeddings", gat2_emb32c7, GAT2Block, 32, 7,
                        0.005, 5e-4, true),
   };

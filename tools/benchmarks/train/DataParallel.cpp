@@ -64,7 +64,6 @@
 #include <limits>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -361,8 +360,8 @@ Status readMeta(const std::string &dir, CheckpointMeta &m) {
     else if (key == "ranks")
       in >> m.Ranks;
     else
-      return Status::error(fmt::format(
-          "--resume: {}/meta.txt: unknown entry '{}'", dir, key));
+      return Status::error(
+          fmt::format("--resume: {}/meta.txt: unknown entry '{}'", dir, key));
     if (!in)
       return Status::error(
           fmt::format("--resume: {}/meta.txt: bad value of '{}'", dir, key));
@@ -394,8 +393,7 @@ class Trainer {
 public:
   Trainer(const MiniBatchArgs &a, dist::Communicator &world,
           dist::Communicator *gradComm)
-      : A(a), D(a.Dist), World(world), GradComm(gradComm ? *gradComm : world) {
-  }
+      : A(a), D(a.Dist), World(world), GradComm(gradComm ? *gradComm : world) {}
   ~Trainer() {
 #ifdef GNNC_TRAIN_HAVE_NCCL
     if (DeviceFlat)
@@ -410,9 +408,9 @@ private:
   Status load();
   Status loadOgb();
   Status loadRows(dist::DistTensor &t, const std::string &array);
-  Status makeLoader(std::vector<int64_t> items, int64_t batchSize,
-                    bool shuffle, std::vector<int64_t> fanouts, uint64_t seed,
-                    bool fixedSize, sample::DistributedItemSampler &itemsOut,
+  Status makeLoader(std::vector<int64_t> items, int64_t batchSize, bool shuffle,
+                    std::vector<int64_t> fanouts, uint64_t seed, bool fixedSize,
+                    sample::DistributedItemSampler &itemsOut,
                     sample::NeighborSampler &samplerOut,
                     std::unique_ptr<sample::SeedSource> &seedsOut,
                     std::unique_ptr<sample::Pipeline> &pipeOut);
@@ -471,7 +469,8 @@ private:
   int64_t RemoteFeatureRows = 0, RemoteLabelRows = 0, RemoteEmbRows = 0;
   int64_t Steps = 0;
   /// The largest proportional set size seen (KiB), sampled after loading
-  /// and after every epoch.
+  /// and after every epoch's training (before its evaluation, whose blocks
+  /// of full neighbourhoods can be much larger than a training batch's).
   int64_t PeakPssKiB = 0;
   void samplePss();
   GrowBuffer Ws, Saved, Logits, GradLogits, GradX, EmbRows;
@@ -524,8 +523,8 @@ Status Trainer::load() {
   dist::TensorOptions to;
   to.Type = Memory;
   to.Name = "labels";
-  GNNC_TRY(dist::createTensor(*DataComm, NumNodes, 0, rt::DType::Int64, to,
-                              Labels));
+  GNNC_TRY(
+      dist::createTensor(*DataComm, NumNodes, 0, rt::DType::Int64, to, Labels));
   GNNC_TRY(loadRows(*Labels, "labels"));
   // (OGB's unlabelled vertices have label -1; no split holds them.)
   int64_t maxLabel = -1;
@@ -541,8 +540,8 @@ Status Trainer::load() {
   std::string known;
   for (const BlockModel &c : models) {
     if (c.Name == A.Model)
-      known += fmt::format("{}{}x{}", known.empty() ? "" : ", ", c.InDim,
-                           c.Classes);
+      known +=
+          fmt::format("{}{}x{}", known.empty() ? "" : ", ", c.InDim, c.Classes);
     if (c.Name == A.Model && c.InDim == inDim && c.Classes == NumClasses)
       M = &c;
   }
@@ -584,18 +583,16 @@ Status Trainer::load() {
     GNNC_TRY(Emb->initUniform(-0.1f, 0.1f, A.FirstSeed ^ 0xE3BEDull));
   }
 
-  for (auto [name, mask] :
-       {std::pair<const char *, std::vector<uint8_t> *>{"train_mask",
-                                                        &TrainMask},
-        {"val_mask", &ValMask},
-        {"test_mask", &TestMask}}) {
+  for (auto [name, mask] : {std::pair<const char *, std::vector<uint8_t> *>{
+                                "train_mask", &TrainMask},
+                            {"val_mask", &ValMask},
+                            {"test_mask", &TestMask}}) {
     mask->assign(NumNodes, 0);
     if (Whole) {
-      const std::vector<uint8_t> &from = std::string(name) == "train_mask"
-                                             ? Whole->TrainMask
-                                         : std::string(name) == "val_mask"
-                                             ? Whole->ValMask
-                                             : Whole->TestMask;
+      const std::vector<uint8_t> &from =
+          std::string(name) == "train_mask" ? Whole->TrainMask
+          : std::string(name) == "val_mask" ? Whole->ValMask
+                                            : Whole->TestMask;
       *mask = from;
     } else {
       GNNC_TRY(rt::readDatasetRows(Path, name, 0, NumNodes, mask->data()));
@@ -725,7 +722,8 @@ Status Trainer::inputRows(const sample::MiniBatch &b, const float *&x) {
 /// Counts the rows of `b` that come from other ranks' memory.
 void Trainer::countRemote(const sample::MiniBatch &b) {
   ++Steps;
-  auto remote = [&](const dist::DistTensor &t, const std::vector<int64_t> &ids) {
+  auto remote = [&](const dist::DistTensor &t,
+                    const std::vector<int64_t> &ids) {
     if (t.type() != dist::MemoryType::Distributed)
       return int64_t{0}; // mapped shared memory, on this node
     int64_t n = 0;
@@ -760,17 +758,17 @@ Status Trainer::allReduceSum(float *data, size_t n) {
                                              cudaGetErrorString(e)));
     };
     if (!DeviceFlat)
-      GNNC_TRY(check(cudaMalloc(reinterpret_cast<void **>(&DeviceFlat),
-                                n * sizeof(float)),
-                     "cudaMalloc"));
-    GNNC_TRY(check(cudaMemcpy(DeviceFlat, data, n * sizeof(float),
-                              cudaMemcpyHostToDevice),
-                   "cudaMemcpy"));
+      GNNC_TRY(check(
+          cudaMalloc(reinterpret_cast<void **>(&DeviceFlat), n * sizeof(float)),
+          "cudaMalloc"));
+    GNNC_TRY(check(
+        cudaMemcpy(DeviceFlat, data, n * sizeof(float), cudaMemcpyHostToDevice),
+        "cudaMemcpy"));
     GNNC_TRY(GradComm.allReduce(DeviceFlat, DeviceFlat, n, rt::DType::Float32,
                                 dist::ReduceOp::Sum));
-    return check(cudaMemcpy(data, DeviceFlat, n * sizeof(float),
-                            cudaMemcpyDeviceToHost),
-                 "cudaMemcpy");
+    return check(
+        cudaMemcpy(data, DeviceFlat, n * sizeof(float), cudaMemcpyDeviceToHost),
+        "cudaMemcpy");
   }
 #endif
   return GradComm.allReduce(data, data, n, rt::DType::Float32,
@@ -942,8 +940,7 @@ Status Trainer::saveParams(const std::string &dir) {
   int64_t ok = st.ok();
   GNNC_TRY(World.broadcast(&ok, 1, rt::DType::Int64, 0));
   if (!ok)
-    return root() ? st
-                  : Status::error("rank 0 could not write the parameters");
+    return root() ? st : Status::error("rank 0 could not write the parameters");
   if (Emb) {
     GNNC_TRY(Emb->table().storeNpy(dir + "/embeddings.npy"));
     for (int i = 0; i < Emb->numStates(); ++i)
@@ -1071,7 +1068,6 @@ void Trainer::samplePss() {
 /// Rank 0 prints the bytes communicated per step and the peak memory of
 /// the ranks.
 Status Trainer::reportTotals() {
-  samplePss();
   struct rusage ru;
   ::getrusage(RUSAGE_SELF, &ru);
   // Summed over ranks: remote feature, label and embedding rows, steps;
@@ -1118,7 +1114,7 @@ Status Trainer::reportTotals() {
   if (threads)
     total = pss.empty() ? 0 : pss[0];
   fmt::print("== proportional set size per rank, largest after loading and "
-             "after each epoch: {} MiB ({:.0f} MiB {})\n",
+             "after each epoch's training: {} MiB ({:.0f} MiB {})\n",
              text, total / 1024.0,
              threads ? "for the process" : "in all: the ranks' memory");
   std::fflush(stdout);
@@ -1193,8 +1189,8 @@ Status Trainer::run() {
       fmt::print("== fixed-size training batches (rank 0's capacities): {}\n",
                  fixedSizeText(*Fixed));
     if (D.Resume)
-      fmt::print("== resumed from {} after epoch {} ({} steps)\n",
-                 D.Checkpoint, firstEpoch - 1, globalStep);
+      fmt::print("== resumed from {} after epoch {} ({} steps)\n", D.Checkpoint,
+                 firstEpoch - 1, globalStep);
     std::fflush(stdout);
   }
   if (root() && !D.Trace.empty()) {
@@ -1208,11 +1204,10 @@ Status Trainer::run() {
 
   int killRank = -1, killEpoch = -1;
   int64_t killStep = -1;
-  if (!D.KillAt.empty() &&
-      std::sscanf(D.KillAt.c_str(), "%d:%d:%" SCNd64, &killRank, &killEpoch,
-                  &killStep) != 3)
-    return Status::error(fmt::format(
-        "--kill-at: expected RANK:EPOCH:STEP, got '{}'", D.KillAt));
+  if (!D.KillAt.empty() && std::sscanf(D.KillAt.c_str(), "%d:%d:%" SCNd64,
+                                       &killRank, &killEpoch, &killStep) != 3)
+    return Status::error(
+        fmt::format("--kill-at: expected RANK:EPOCH:STEP, got '{}'", D.KillAt));
 
   double firstLoss = -1, lastLoss = 0, val = 0, test = 0;
   double bestVal = -1, testAtBestVal = 0;
@@ -1231,8 +1226,9 @@ Status Trainer::run() {
         break;
       }
       if (World.rank() == killRank && epoch == killEpoch && s == killStep) {
-        fmt::print(stderr, "gnnc-train: rank {} kills itself before step {} "
-                           "of epoch {} (--kill-at)\n",
+        fmt::print(stderr,
+                   "gnnc-train: rank {} kills itself before step {} "
+                   "of epoch {} (--kill-at)\n",
                    World.rank(), s, epoch);
         std::fflush(stderr);
         std::raise(SIGKILL);
@@ -1245,8 +1241,8 @@ Status Trainer::run() {
       if (done)
         break;
       double lossSum = 0, count = 0;
-      GNNC_TRY(step(pb, stepSeedOf(A.FirstSeed, epoch, s), lossSum, count,
-                    hits));
+      GNNC_TRY(
+          step(pb, stepSeedOf(A.FirstSeed, epoch, s), lossSum, count, hits));
       TrainPipe->recycle(std::move(pb));
       ++globalStep;
       ++steps;
@@ -1254,8 +1250,8 @@ Status Trainer::run() {
       epochCount += count;
       double loss = count > 0 ? lossSum / count : 0.0;
       if (!std::isfinite(loss))
-        return Status::error(fmt::format(
-            "epoch {} step {}: the loss is not finite", epoch, s));
+        return Status::error(
+            fmt::format("epoch {} step {}: the loss is not finite", epoch, s));
       if (Trace)
         fmt::print(Trace, "{} {} {} {:.9e}\n", epoch, s, globalStep, loss);
     }
@@ -1273,7 +1269,8 @@ Status Trainer::run() {
     GNNC_TRY(World.allReduce(&trainHits, &trainHits, 1, rt::DType::Int64,
                              dist::ReduceOp::Sum));
     bool lastEpoch = stop || epoch == A.Epochs;
-    if ((D.EvalEvery > 0 && epoch % D.EvalEvery == 0) || lastEpoch) {
+    if (!D.NoEval &&
+        ((D.EvalEvery > 0 && epoch % D.EvalEvery == 0) || lastEpoch)) {
       auto tv = Clock::now();
       GNNC_TRY(evaluate(val, test));
       T.Eval = since(tv);
@@ -1288,15 +1285,16 @@ Status Trainer::run() {
     GNNC_TRY(World.allReduce(worst.data(), worst.data(), StageTimes::kCount,
                              rt::DType::Float64, dist::ReduceOp::Max));
     if (root() && !A.Quiet) {
-      fmt::print("  epoch {:3}  steps {:4}  loss {:.4f}  train {:.4f}  val "
-                 "{:.4f}  test {:.4f}  {:.0f} seeds/s  {:.2f} s (sample {:.2f}, "
-                 "fetch {:.2f}, compute {:.2f}, comm {:.2f}, optimizer {:.2f}, "
-                 "waiting {:.2f}; eval {:.2f})\n",
-                 epoch, steps, loss,
-                 static_cast<double>(trainHits) / std::max(epochCount, 1.0),
-                 val, test, epochCount / std::max(worst.Epoch, 1e-9),
-                 worst.Epoch, worst.Sample, worst.Fetch, worst.Compute,
-                 worst.Comm, worst.Optim, worst.Wait, worst.Eval);
+      fmt::print(
+          "  epoch {:3}  steps {:4}  loss {:.4f}  train {:.4f}  val "
+          "{:.4f}  test {:.4f}  {:.0f} seeds/s  {:.2f} s (sample {:.2f}, "
+          "fetch {:.2f}, compute {:.2f}, comm {:.2f}, optimizer {:.2f}, "
+          "waiting {:.2f}; eval {:.2f})\n",
+          epoch, steps, loss,
+          static_cast<double>(trainHits) / std::max(epochCount, 1.0), val, test,
+          epochCount / std::max(worst.Epoch, 1e-9), worst.Epoch, worst.Sample,
+          worst.Fetch, worst.Compute, worst.Comm, worst.Optim, worst.Wait,
+          worst.Eval);
       std::fflush(stdout);
     }
     if (root() && !A.Quiet && A.LogEvery > 0 && epoch % A.LogEvery == 0)
@@ -1396,8 +1394,8 @@ int runDataParallel(const MiniBatchArgs &a) {
   }
   st = Trainer(a, *world, nccl.get()).run();
   if (!st.ok())
-    return fail(Status::error(
-        fmt::format("rank {}: {}", world->rank(), st.message())));
+    return fail(
+        Status::error(fmt::format("rank {}: {}", world->rank(), st.message())));
   return 0;
 }
 

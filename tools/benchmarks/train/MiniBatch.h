@@ -66,8 +66,10 @@ struct DataParallelArgs {
   /// false): its masks are keyed by positions in a batch, which differ
   /// between a batch split over ranks and the same batch on one rank.
   bool NoDropout = false;
-  /// Evaluate every this many epochs (0: only after the last).
+  /// Evaluate every this many epochs (0: only after the last); NoEval:
+  /// never.
   int EvalEvery = 1;
+  bool NoEval = false;
   /// Rank 0 appends one line per global step: epoch, step, loss.
   std::string Trace;
   /// The final parameters (and the embedding table) as .npy files here.

@@ -132,6 +132,7 @@ expect_error("--ranks is the rank count of --comm threads (with mpi and nccl, mp
              --comm mpi --ranks 2)
 set(needs_comm "are options of data-parallel training: they need --comm")
 foreach(flag "--ranks;2" "--embeddings;32" "--memory;chunked" "--resume"
+             "--no-eval"
              "--max-steps;5" "--no-dropout" "--checkpoint;${WORK}/c"
              "--kill-at;1:1:1")
   execute_process(COMMAND "${TRAIN}" --data "${data}" --minibatch ${flag}

@@ -1004,6 +1004,7 @@ const char *kUsage =
     "                  split/; docs/runtime.md), with --ogb-inverse-edges\n"
     "                  for datasets whose edges the ogb package mirrors\n"
     "  --eval-every N  evaluate every N epochs, 0: after the last (default 1)\n"
+    "  --no-eval       no evaluation at all\n"
     "  --checkpoint DIR  save the parameters, Adam's state and the embeddings\n"
     "                  after every epoch; --resume continues from DIR\n"
     "  --max-steps N   stop after N global steps\n"
@@ -1295,6 +1296,8 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
       if (!value(s) || !integer(s, 0, 1000000, k))
         return false;
       opt.mb.Dist.EvalEvery = static_cast<int>(k);
+    } else if (a == "--no-eval") {
+      opt.mb.Dist.NoEval = true;
     } else if (key == "--trace") {
       if (!value(opt.mb.Dist.Trace))
         return false;
@@ -1354,11 +1357,11 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
        !dp.Trace.empty() || !dp.SaveParams.empty() || !dp.Checkpoint.empty() ||
        dp.Resume || !dp.KillAt.empty() || dp.FeatureCache ||
        dp.OgbInverseEdges ||
-       dp.Memory != "distributed" || dp.EvalEvery != 1 ||
+       dp.Memory != "distributed" || dp.EvalEvery != 1 || dp.NoEval ||
        dp.EmbOptimizer != "adam" || dp.EmbLearningRate != 0.01)) {
     error = "--ranks, --memory, --feature-cache, --embeddings, "
             "--emb-optimizer, --emb-lr, --max-steps, --no-dropout, "
-            "--eval-every, --trace, --save-params, --checkpoint, --resume, "
+            "--eval-every, --no-eval, --trace, --save-params, --checkpoint, --resume, "
             "--kill-at and --ogb-inverse-edges are options of data-parallel "
             "training: they need --comm";
     return false;
