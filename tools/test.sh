@@ -131,6 +131,7 @@ echo "bench: the smoke run completed (${bench_json})"
 echo "package: installed, out-of-tree gnnc-train built and trained: ${package_summary}"
 echo "package: out-of-tree train-gcn built and trained: ${example_summary}"
 echo "distributed memory (build/): $(grep -cE 'Test +#[0-9]+: dist[.-].* Passed' build/ctest.log) dist tests passed, $(grep -cE 'Test +#[0-9]+: dist[.-].*Skipped' build/ctest.log) skipped (the CUDA ones without a GPU, dist.two-hosts unless root, the no-MPI check with MPI)"
+echo "data-parallel training (build/): $(grep -cE 'Test +#[0-9]+: train\.data-parallel\..* Passed' build/ctest.log) tests passed, $(grep -cE 'Test +#[0-9]+: train\.data-parallel\..*Skipped' build/ctest.log) skipped (two-hosts unless root)"
 grep -E 'Test +#[0-9]+: dist\.(mpi-4|two-hosts) ' build/ctest.log | sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: /  /; s/ \.{2,}/:/' || true
 echo "Release build (build/):"
 ctest_summary build
