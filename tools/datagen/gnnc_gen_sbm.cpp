@@ -33,6 +33,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gnnc/runtime/Flags.h"
 #include "gnnc/runtime/Npy.h"
 #include "gnnc/runtime/Status.h"
 
@@ -216,42 +217,14 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
       return true;
     };
     // The whole of `s` as a decimal number in [lo, hi] (`range` says which
-    // in the error). NaN is not a number here.
+    // in the error), or integer (gnnc/runtime/Flags.h).
     auto number = [&](const std::string &s, double lo, double hi,
                       const char *range, double &out) {
-      const char *end = s.data() + s.size();
-      auto [ptr, ec] = std::from_chars(s.data(), end, out);
-      if (s.empty() || ptr != end || ec == std::errc::invalid_argument ||
-          std::isnan(out)) {
-        error = fmt::format("{}: '{}' is not a number", a, s);
-        return false;
-      }
-      if (ec == std::errc::result_out_of_range || !(out >= lo && out <= hi)) {
-        error =
-            fmt::format("{}: {} is out of range (expected {})", a, s, range);
-        return false;
-      }
-      return true;
+      return gnnc::rt::parseFlagNumber(a, s, lo, hi, range, out, error);
     };
-    // The whole of `s` as a decimal integer in [lo, hi].
     auto integer = [&](const std::string &s, uint64_t lo, uint64_t hi,
                        uint64_t &out) {
-      bool negative = !s.empty() && s[0] == '-';
-      const char *begin = s.data() + (negative ? 1 : 0);
-      const char *end = s.data() + s.size();
-      auto [ptr, ec] = std::from_chars(begin, end, out);
-      if (begin == end || ptr != end || ec == std::errc::invalid_argument) {
-        error = fmt::format("{}: '{}' is not an integer", a, s);
-        return false;
-      }
-      if (ec == std::errc::result_out_of_range || (negative && out != 0) ||
-          out < lo || out > hi) {
-        error = fmt::format(
-            "{}: {} is out of range (expected an integer in [{}, {}])", a, s,
-            lo, hi);
-        return false;
-      }
-      return true;
+      return gnnc::rt::parseFlagInteger(a, s, lo, hi, out, error);
     };
     std::string key = a.substr(0, a.find('='));
     std::string s;

@@ -95,6 +95,7 @@ flag, a missing or malformed dataset file, or a failure while training: one
 line on stderr and exit status 1 (--traceback adds Python's traceback).
 """
 import argparse
+import pathlib
 import json
 import os
 import statistics
@@ -144,48 +145,27 @@ def dist_version(name):
 
 
 def probe():
-    out = {"python": sys.version.split()[0]}
-    try:
-        import torch
-        out["torch"] = torch.__version__
-        out["torch_threads"] = torch.get_num_threads()
-    except Exception as e:  # noqa: BLE001
-        out["torch_error"] = "%s: %s" % (type(e).__name__, e)
-        return out
-    try:
-        import numpy
-        out["numpy"] = numpy.__version__
-    except Exception as e:  # noqa: BLE001
-        out["numpy_error"] = str(e)
-    try:
-        import dgl
-        out["dgl"] = dgl.__version__
-        import dgl.graphbolt as gb  # noqa: F401
-        out["graphbolt"] = True
-        from dgl.nn.pytorch import SAGEConv  # noqa: F401
-        out["dgl_sageconv"] = True
-    except Exception as e:  # noqa: BLE001
-        out["graphbolt_error"] = "%s: %s" % (type(e).__name__, str(e)[:400])
-    try:
-        import torch_geometric
-        import torch_geometric.typing as tgt
-        out["pyg"] = torch_geometric.__version__
-        out["pyg_with_pyg_lib"] = bool(tgt.WITH_PYG_LIB)
-        out["pyg_with_torch_sparse"] = bool(tgt.WITH_TORCH_SPARSE)
-        from torch_geometric.loader import NeighborLoader  # noqa: F401
-        from torch_geometric.nn import SAGEConv  # noqa: F401,F811
-        if tgt.WITH_PYG_LIB:
-            import pyg_lib
-            out["pyg_backend"] = "pyg-lib %s" % pyg_lib.__version__
-        elif tgt.WITH_TORCH_SPARSE:
-            import torch_sparse
-            out["pyg_backend"] = "torch-sparse %s" % torch_sparse.__version__
-        else:
-            out["pyg_backend"] = None
-            out["pyg_error"] = ("neither pyg-lib nor torch-sparse imports: "
-                                "PyG's NeighborLoader has no sampler")
-    except Exception as e:  # noqa: BLE001
-        out["pyg_error"] = "%s: %s" % (type(e).__name__, str(e)[:400])
+    """The sampling benchmark's probe (the versions of torch, NumPy, DGL with
+    GraphBolt, PyG and its sampler), plus the layers this benchmark trains."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "sampling_anchors", str(pathlib.Path(__file__).resolve().parent.parent
+                                / "sampling" / "anchors.py"))
+    sampling = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sampling)
+    out = sampling.probe()
+    if out.get("graphbolt"):
+        try:
+            from dgl.nn.pytorch import SAGEConv  # noqa: F401
+            out["dgl_sageconv"] = True
+        except Exception as e:  # noqa: BLE001
+            out["graphbolt_error"] = "%s: %s" % (type(e).__name__, str(e)[:400])
+    if out.get("pyg"):
+        try:
+            from torch_geometric.loader import NeighborLoader  # noqa: F401
+            from torch_geometric.nn import SAGEConv  # noqa: F401,F811
+        except Exception as e:  # noqa: BLE001
+            out["pyg_error"] = "%s: %s" % (type(e).__name__, str(e)[:400])
     return out
 
 

@@ -227,9 +227,11 @@ def main():
     if args.two_hosts:
         return check_two_hosts(args, work, env, command)
     if args.ogb_from:
-        return check_ogb(args, work, env, command)
+        return check_same_data(args, work, env, command, write_ogb,
+                               args.ogb_from, "OGB folder")
     if args.folder_from:
-        return check_folder(args, work, env, command)
+        return check_same_data(args, work, env, command, write_npy_folder,
+                               args.folder_from, ".npy folder")
 
     print(f"reference: 1 rank, batch size {args.batch_size * args.ranks}")
     run(command(1, "threads", args.batch_size * args.ranks, "one",
@@ -244,11 +246,7 @@ def main():
                        os.path.join(work, "many"),
                        os.path.join(work, "many.trace"), args.loss_tol,
                        args.param_tol)
-    for f in failures:
-        print("FAILED: " + f)
-    if not failures:
-        print("passed")
-    return 1 if failures else 0
+    return finish(failures)
 
 
 def read_gnnd(path):
@@ -347,47 +345,29 @@ def write_npy_folder(bundle, root):
                   "B")
 
 
-def check_folder(args, work, env, command):
-    """The bundled dataset against the same data as a .npy folder, whose
-    graph gnnc-train streams from edge_index.npy into the CSR (a GAT adds
-    one self-loop per vertex): the same CSR order, so the same bits."""
+def check_same_data(args, work, env, command, writer, bundle, kind):
+    """The bundled dataset against the same data written as `kind` (a .npy
+    folder, whose edge list gnnc-train streams into the CSR, a GAT adding
+    one self-loop per vertex; or an OGB folder, read by the runtime's OGB
+    loader): the same rows, edges, split and CSR order, so the same bits."""
     root = os.path.join(work, "dataset")
-    write_npy_folder(args.folder_from, root)
+    writer(bundle, root)
     steps = ["--max-steps", str(args.steps), "--normalize"]
-    print(f"bundle: {args.folder_from}")
+    print(f"bundle: {bundle}")
     run(command(args.ranks, args.comm, args.batch_size, "bundle",
-                steps + ["--data", args.folder_from]), env, 600)
-    print(f".npy folder: {root}")
-    run(command(args.ranks, args.comm, args.batch_size, "folder",
+                steps + ["--data", bundle]), env, 600)
+    print(f"{kind}: {root}")
+    run(command(args.ranks, args.comm, args.batch_size, "other",
                 steps + ["--data", root]), env, 600)
-    failures = compare(os.path.join(work, "bundle"),
-                       os.path.join(work, "bundle.trace"),
-                       os.path.join(work, "folder"),
-                       os.path.join(work, "folder.trace"), 0.0, 0.0,
-                       exact=True)
-    for f in failures:
-        print("FAILED: " + f)
-    if not failures:
-        print("passed")
-    return 1 if failures else 0
+    return finish(compare(os.path.join(work, "bundle"),
+                          os.path.join(work, "bundle.trace"),
+                          os.path.join(work, "other"),
+                          os.path.join(work, "other.trace"), 0.0, 0.0,
+                          exact=True))
 
 
-def check_ogb(args, work, env, command):
-    """The bundled dataset against the same data as an OGB folder: the
-    same rows, edges and split, so the same bits."""
-    root = os.path.join(work, "ogb")
-    write_ogb(args.ogb_from, root)
-    steps = ["--max-steps", str(args.steps), "--normalize"]
-    print(f"bundle: {args.ogb_from}")
-    run(command(args.ranks, args.comm, args.batch_size, "bundle",
-                steps + ["--data", args.ogb_from]), env, 600)
-    print(f"OGB folder: {root}")
-    run(command(args.ranks, args.comm, args.batch_size, "ogb",
-                steps + ["--data", root]), env, 600)
-    failures = compare(os.path.join(work, "bundle"),
-                       os.path.join(work, "bundle.trace"),
-                       os.path.join(work, "ogb"),
-                       os.path.join(work, "ogb.trace"), 0.0, 0.0, exact=True)
+def finish(failures):
+    """Prints the failures (or "passed"); the exit status."""
     for f in failures:
         print("FAILED: " + f)
     if not failures:
@@ -423,11 +403,7 @@ def check_two_hosts(args, work, env, command):
                         os.path.join(work, "two-hosts"),
                         os.path.join(work, "two-hosts.trace"), 0.0, 0.0,
                         exact=True)
-    for f in failures:
-        print("FAILED: " + f)
-    if not failures:
-        print("passed")
-    return 1 if failures else 0
+    return finish(failures)
 
 
 def check_resume(args, work, env, command):
@@ -485,11 +461,7 @@ def check_resume(args, work, env, command):
                         os.path.join(work, "resumed"),
                         os.path.join(work, "resumed.trace"), 0.0, 0.0,
                         exact=True)
-    for f in failures:
-        print("FAILED: " + f)
-    if not failures:
-        print("passed")
-    return 1 if failures else 0
+    return finish(failures)
 
 
 if __name__ == "__main__":
