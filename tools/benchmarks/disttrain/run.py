@@ -431,6 +431,15 @@ def section(d, plot_path):
                fast[0]["pss_mib_total"] / b_m if b_m else 0))
         out.append("")
         out.append(
+            "What limits gnnc's epoch is in the table: per rank, the sampling, "
+            "the gather of the input rows (random rows of the feature table) "
+            "and the model, whose largest part is the dropout of the input "
+            "rows (one 64-bit hash per element; the AVX2 clone has no 64-bit "
+            "multiply to vectorise it); the wait in the gradient all-reduce "
+            "is the slower rank's lead. "
+            "[training.md](training.md#on-a-generated-graph-of-2m-vertices) "
+            "discusses it with the accuracies.")
+        out.append(
             "Memory: gnnc's is the proportional set size of its ranks, summed "
             "(each rank's private pages plus its share of the shared-memory "
             "segments: the graph, and the features of the shared types), the "
