@@ -792,8 +792,9 @@ Status Trainer::step(sample::PreparedBatch &pb, uint64_t stepSeed,
   int64_t real = static_cast<int64_t>(b.Seeds.size());
   double loss = 0;
   bool training = !D.NoDropout;
-  for (std::vector<float> &g : P.Grads)
-    std::fill(g.begin(), g.end(), 0.0f);
+  if (real == 0) // nothing to learn here; F_backward writes them otherwise
+    for (std::vector<float> &g : P.Grads)
+      std::fill(g.begin(), g.end(), 0.0f);
   if (real > 0) {
     const rt::Graph &g1 = pb.Graphs[0], &g2 = pb.Graphs[1];
     int64_t n = g2.numDst();
@@ -1155,12 +1156,10 @@ Status Trainer::run() {
   for (int64_t v = 0; v < NumNodes; ++v)
     if (ValMask[v] || TestMask[v])
       evalItems.push_back(v);
-  std::optional<sample::FixedSizeOptions> trainFixed = Fixed;
   GNNC_TRY(makeLoader(std::move(evalItems), A.EvalBatchSize,
                       /*shuffle=*/false, evalFanouts(A), A.FirstSeed + 1,
                       /*fixedSize=*/false, EvalItems, EvalSampler, EvalSeeds,
                       EvalPipe));
-  Fixed = trainFixed;
 
   int firstEpoch = 1;
   int64_t globalStep = 0;
