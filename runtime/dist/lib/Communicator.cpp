@@ -301,6 +301,7 @@ Status Communicator::run(uint32_t kind, const char *what, F &&body) {
                         : message;
     if (BrokenMessage.empty())
       BrokenMessage = "unknown error";
+    onBroken();
   }
   return status;
 }

@@ -45,11 +45,14 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+
+#include <unistd.h>
 #endif
 
 using namespace gnnc;
@@ -181,11 +184,30 @@ bool overlaps(const void *a, size_t an, const void *b, size_t bn) {
 /// follow them).
 constexpr size_t kHeaderFixed = 4 + 8 + 8 + 4 + 4 + 4 + 4;
 
-/// Finalises MPI at exit when createMpiWorld initialised it.
+/// After a communicator of this process broke: how long MPI_Finalize may
+/// take at exit, in milliseconds (0: no communicator broke).
+std::atomic<int64_t> FinalizeBoundMs{0};
+
+/// Finalises MPI at exit when createMpiWorld initialised it. After a
+/// failure MPI_Finalize may wait forever for a dead peer (Open MPI's
+/// finalisation is collective): a watchdog then ends the process.
 void finalizeAtExit() {
   int finalized = 0;
-  if (MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized)
-    MPI_Finalize();
+  if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized)
+    return;
+  if (int64_t bound = FinalizeBoundMs.load()) {
+    std::thread([bound] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(bound));
+      std::string line = fmt::format(
+          "gnnc dist (mpi): MPI_Finalize had not returned {} s after a "
+          "failed collective (a peer is dead?); exiting with status 1 "
+          "without it\n",
+          static_cast<double>(bound) / 1000);
+      (void)!::write(STDERR_FILENO, line.data(), line.size());
+      ::_exit(1);
+    }).detach();
+  }
+  MPI_Finalize();
 }
 
 class MpiComm final : public Communicator {
@@ -210,6 +232,13 @@ public:
   }
 
   const char *backend() const override { return "mpi"; }
+
+  void onBroken() override {
+    auto bound = static_cast<int64_t>((options().TimeoutSeconds + 5) * 1000);
+    int64_t seen = FinalizeBoundMs.load();
+    while (bound > seen && !FinalizeBoundMs.compare_exchange_weak(seen, bound))
+      ;
+  }
 
   /// A communicator over `data` (which it owns from here on): duplicates
   /// it for headers and learns the topology. `what` names the creation in

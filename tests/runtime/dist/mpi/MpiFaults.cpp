@@ -12,6 +12,9 @@
 //   wrong-collective  all-gather on rank 2, all-reduce on the others
 //   missing           rank 3 skips a barrier and waits until the others
 //                     have timed out
+//   stuck             rank 3 skips a barrier and stays alive for 60 s
+//                     without finalising MPI: the others' finalisation
+//                     must give up (see Communicator.h) instead of waiting
 //   killed            every rank creates a host tensor of each shared
 //                     memory type (continuous, chunked), then rank 3 kills
 //                     itself with SIGKILL; the others call a barrier
@@ -30,6 +33,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -72,12 +76,12 @@ std::string secondsText(double seconds) { return fmt::format("{}", seconds); }
 int main(int argc, char **argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: gnnc-dist-mpi-faults size-mismatch | "
-                         "wrong-collective | missing | killed\n");
+                         "wrong-collective | missing | stuck | killed\n");
     return 2;
   }
   std::string mode = argv[1];
   if (mode != "size-mismatch" && mode != "wrong-collective" &&
-      mode != "missing" && mode != "killed") {
+      mode != "missing" && mode != "stuck" && mode != "killed") {
     std::fprintf(stderr, "gnnc-dist-mpi-faults: unknown mode '%s'\n",
                  mode.c_str());
     return 2;
@@ -133,6 +137,15 @@ int main(int argc, char **argv) {
           std::chrono::duration<double>(2 * options.TimeoutSeconds + 0.5));
       say("rank 3: skipped the barrier");
       return 0;
+    }
+    return report(comm, comm.barrier(), "barrier #1: " + timedOut);
+  }
+
+  if (mode == "stuck") {
+    if (r == 3) {
+      std::this_thread::sleep_for(std::chrono::seconds(60));
+      say("rank 3: unexpected: still alive after 60 s");
+      std::_Exit(1);
     }
     return report(comm, comm.barrier(), "barrier #1: " + timedOut);
   }

@@ -5,10 +5,13 @@ Checks that every surviving rank printed the error its mode expects (the
 exact message, with the rank and the timeout of GNNC_DIST_TIMEOUT), that
 the job ended within --limit seconds (and, for the modes that wait for a
 missing rank, not before the timeout), that mpirun succeeded (except when
-a rank kills itself), and, for `killed`, that no /dev/shm/gnnc-<pid>-*
-shared-memory segment of the job's processes is left behind. With a rank
-killed, an mpirun that outlives its surviving ranks by 3 s is killed (see
-run_job), with a note in the output.
+a rank kills itself or never finalises), and, for `killed`, that no
+/dev/shm/gnnc-<pid>-* shared-memory segment of the job's processes is left
+behind. For `stuck` (rank 3 alive but never finalising), every survivor
+must give up its MPI_Finalize after the timeout + 5 s and say so. With a
+rank killed, an mpirun that outlives its surviving ranks by 3 s is killed
+(see run_job), with a note in the output. A job that overruns the limit
+prints the state of each rank still alive.
 """
 
 import argparse
@@ -46,7 +49,7 @@ def expected_messages(mode, timeout):
             "all-gather #1: rank 0 called all-reduce #1" if r == 2
             else "all-reduce #1: rank 2 called all-gather #1")
             for r in range(4)}
-    if mode == "missing":
+    if mode in ("missing", "stuck"):
         return {r: prefix(r) + re.escape("barrier #1: ") + timed_out
                 for r in range(3)}
     if mode == "killed":
@@ -62,6 +65,18 @@ def alive(pid):
             return f.read().split(") ")[-1][:1] != "Z"
     except OSError:
         return False
+
+
+def process_state(pid):
+    """What /proc says of a live process: its state and where it sleeps."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().split(") ")[-1][:1]
+        with open(f"/proc/{pid}/wchan") as f:
+            wchan = f.read().strip() or "-"
+        return f"state {state}, waiting in {wchan}"
+    except OSError:
+        return "gone"
 
 
 def run_job(command, mode, limit, problems, notes):
@@ -88,6 +103,12 @@ def run_job(command, mode, limit, problems, notes):
         now = time.monotonic()
         if now > deadline:
             problems.append(f"the job did not end within {limit} s")
+            text = "".join(lines)
+            for rank, pid in re.findall(r"^rank (\d+) pid (\d+)$", text,
+                                        re.M):
+                if alive(int(pid)):
+                    problems.append(f"rank {rank} (pid {pid}) still alive: "
+                                    f"{process_state(pid)}")
             break
         if mode == "killed":
             text = "".join(lines)
@@ -119,7 +140,7 @@ def main():
     parser.add_argument("--program", required=True)
     parser.add_argument("--mode", required=True,
                         choices=["size-mismatch", "wrong-collective",
-                                 "missing", "killed"])
+                                 "missing", "stuck", "killed"])
     parser.add_argument("--limit", type=float, default=15,
                         help="seconds the whole job may take")
     args = parser.parse_args()
@@ -164,8 +185,20 @@ def main():
     if args.mode in ("missing", "killed") and elapsed < timeout:
         problems.append(f"ended after {elapsed:.2f} s, before the timeout "
                         f"of {timeout} s")
-    if args.mode != "killed" and returncode != 0:
+    if args.mode not in ("killed", "stuck") and returncode != 0:
         problems.append(f"mpirun exited with status {returncode}")
+    if args.mode == "stuck":
+        bound = timeout + 5
+        gave_up = re.findall(
+            "^" + re.escape(f"gnnc dist (mpi): MPI_Finalize had not returned "
+                            f"{fmt_seconds(bound)} s after a failed "
+                            "collective") + ".*$", output, re.M)
+        if len(gave_up) != 3:
+            problems.append(f"{len(gave_up)} ranks gave up MPI_Finalize "
+                            "after a failure, expected 3")
+        if elapsed < bound:
+            problems.append(f"ended after {elapsed:.2f} s, before the "
+                            f"finalisation bound of {bound} s")
     if len(pids) != 4:
         problems.append(f"{len(pids)} ranks printed their pid, expected 4")
     if args.mode == "killed":

@@ -22,8 +22,13 @@
 //
 // After a failed collective the communicator is broken: every later call
 // returns an error at once (a "broken communicator" message that repeats
-// the first error). Buffers are host memory except for a communicator whose
-// deviceBuffers() is true (NCCL), whose buffers are device pointers.
+// the first error). For MPI, a process whose communicator broke bounds its
+// shutdown: if MPI_Finalize (run at exit) has not returned after
+// TimeoutSeconds + 5 s, because a dead peer never joins it, the process
+// says so on stderr and exits with status 1 without it.
+//
+// Buffers are host memory except for a communicator whose deviceBuffers()
+// is true (NCCL), whose buffers are device pointers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -175,6 +180,9 @@ protected:
 
   /// "gnnc dist (<backend>, rank <r> of <n>): " + message.
   Status error(const std::string &message) const;
+
+  /// Called once, when a failed collective breaks this communicator.
+  virtual void onBroken() {}
 
 private:
   template <class F> Status run(uint32_t kind, const char *what, F &&body);
