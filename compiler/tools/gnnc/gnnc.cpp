@@ -6,6 +6,7 @@
 //   --emit=cpp -o DIR [--cpp-namespace=NS] [--line-directives]
 //   --target=cuda --emit=cuda -o DIR [--cpp-namespace=NS] [--line-directives]
 //   --show-map [--target=cpp|cuda] [--width=N]
+//   --emit=html [-o PAGE.html] [--target=cpp|cuda] [--training]
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,7 +14,9 @@
 #include "gnnc/Frontend/Frontend.h"
 
 #include "gnnc/Dialect/GNN/Transforms/Passes.h"
+#include "gnnc/Target/HtmlView.h"
 #include "gnnc/Target/Passes.h"
+#include "gnnc/Target/SourceInfo.h"
 #include "gnnc/Target/Target.h"
 #include "gnnc/Tools/TargetOptions.h"
 
@@ -22,6 +25,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -44,7 +48,8 @@ enum class EmitKind {
   MLIRFused,
   KernelIR,
   Cpp,
-  Cuda
+  Cuda,
+  Html
 };
 
 enum class TargetKind { Default, Cpp, Cuda };
@@ -90,7 +95,13 @@ llvm::cl::opt<EmitKind> emitKind(
         clEnumValN(EmitKind::Cuda, "cuda",
                    "CUDA: <stem>.h (host header), <stem>.cu and "
                    "<stem>.gnnmap.json in the directory -o (docs/abi.md, "
-                   "\"CUDA\")")),
+                   "\"CUDA\")"),
+        clEnumValN(EmitKind::Html, "html",
+                   "one self-contained page: the source beside the fused "
+                   "IR, the kernel IR and the generated code (with "
+                   "--target=cuda, the CUDA too), linked line to line, "
+                   "with the fused kernels and the remat decisions "
+                   "(docs/html-view.md)")),
     llvm::cl::cat(gnncCategory));
 
 llvm::cl::opt<TargetKind> targetKind(
@@ -146,6 +157,124 @@ static void printTokens(const std::vector<Token> &tokens,
   }
 }
 
+/// Writes `text` to `outputFile` ("-": standard output) as a whole; returns
+/// the exit status.
+static int writeOutput(llvm::StringRef text) {
+  if (outputFile == "-") {
+    llvm::outs() << text;
+    llvm::outs().flush();
+    if (llvm::outs().has_error()) {
+      llvm::WithColor::error(llvm::errs(), "gnnc")
+          << "cannot write to standard output\n";
+      llvm::outs().clear_error();
+      return 1;
+    }
+    return 0;
+  }
+  std::string error;
+  if (mlir::failed(
+          gnnc::target::writeFileAtomically(outputFile, text, error))) {
+    llvm::WithColor::error(llvm::errs(), outputFile)
+        << "cannot open output file: " << error << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+/// --emit=html: compiles `module` through every stage the page shows and
+/// writes the page. Nothing is written unless every stage succeeds.
+static int emitHtml(mlir::ModuleOp module, const llvm::SourceMgr &sourceMgr,
+                    const gnnc::gnn::GNNRematOptions &rematOptions,
+                    bool training, const std::string &command) {
+  namespace target = gnnc::target;
+  target::HtmlPage page;
+  page.command = command;
+  page.training = training;
+  page.vertices = rematOptions.vertices;
+  page.edges = rematOptions.edges;
+
+  // The remat decisions, on a copy differentiated alone.
+  std::string report;
+  {
+    mlir::OwningOpRef<mlir::ModuleOp> copy = module.clone();
+    mlir::PassManager pm(module.getContext());
+    if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
+      return 1;
+    pm.addPass(gnnc::gnn::createGNNAutodiff());
+    if (mlir::failed(pm.run(*copy)))
+      return 1;
+    llvm::raw_string_ostream os(report);
+    if (mlir::failed(gnnc::gnn::runRemat(*copy, rematOptions, &os)))
+      return 1;
+  }
+
+  mlir::PassManager fusion(module.getContext());
+  if (mlir::failed(mlir::applyPassManagerCLOptions(fusion)))
+    return 1;
+  if (training)
+    gnnc::gnn::buildTrainingPipeline(fusion, rematOptions);
+  else
+    gnnc::gnn::buildFusionPipeline(fusion);
+  if (mlir::failed(fusion.run(module)))
+    return 1;
+  page.tabs.push_back(target::printIRTab(
+      module, "fused-ir", training ? "fused gnn IR (training)" : "fused gnn IR",
+      "fused-ir"));
+  page.kernels = target::collectFusedKernels(module);
+
+  mlir::PassManager kernels(module.getContext());
+  if (mlir::failed(mlir::applyPassManagerCLOptions(kernels)))
+    return 1;
+  target::buildKernelIRPipeline(kernels);
+  if (mlir::failed(kernels.run(module)))
+    return 1;
+  page.tabs.push_back(
+      target::printIRTab(module, "kernel-ir", "kernel IR", "kernel-ir"));
+
+  std::vector<std::unique_ptr<target::KernelTarget>> targets;
+  targets.push_back(target::createCppTarget());
+  if (targetKind == TargetKind::Cuda)
+    targets.push_back(target::createCudaTarget());
+  target::DriverOptions options = gnnc::tools::getTargetDriverOptions(
+      llvm::sys::path::stem(inputFile), inputFile, ".", &sourceMgr);
+  std::vector<std::string> others;
+  for (auto [i, printer] : llvm::enumerate(targets)) {
+    bool cuda = i == 1;
+    std::vector<target::GeneratedFile> files;
+    if (mlir::failed(printer->printModule(module, options.target, files)))
+      return 1;
+    for (const target::GeneratedFile &file : files) {
+      target::HtmlTab tab;
+      tab.target = cuda ? "cuda" : "cpp";
+      tab.id = tab.target + "-" + file.name;
+      std::replace_if(
+          tab.id.begin(), tab.id.end(),
+          [](char c) { return !llvm::isAlnum(c) && c != '-'; }, '-');
+      tab.title = (cuda ? "CUDA " : "C++ ") + file.name;
+      tab.file = file.name;
+      tab.language = "cpp";
+      tab.text = file.contents;
+      tab.lines = file.lineSources;
+      page.tabs.push_back(std::move(tab));
+    }
+    for (const std::string &source : target::buildLineMap(files).sources())
+      if (source != inputFile && !llvm::is_contained(others, source))
+        others.push_back(source);
+  }
+  page.sources.push_back(inputFile);
+  llvm::sort(others);
+  page.sources.insert(page.sources.end(), others.begin(), others.end());
+  std::vector<std::string> sourceNames = page.sources;
+  page.remat = target::parseRematReport(report, sourceNames);
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  target::SourceFiles sourceFiles(&sourceMgr);
+  target::printHtmlPage(page, sourceFiles, os);
+  os.flush();
+  return writeOutput(text);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   // --cpp-namespace, --line-directives, --show-map, --width, --training,
@@ -157,6 +286,10 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
+  // The page shows the command line (without the program's directory).
+  std::string command = "gnnc";
+  for (int i = 1; i < argc; ++i)
+    command += std::string(" ") + argv[i];
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "gnnc: a compiler for node-centric graph neural networks\n");
 
@@ -184,6 +317,12 @@ int main(int argc, char **argv) {
   const std::string &entry = targetValues.entry;
   const std::vector<std::string> &defines = targetValues.defines;
   const bool training = targetValues.training;
+  if (targetValues.showMap && emitKind == EmitKind::Html) {
+    llvm::WithColor::error(llvm::errs(), "gnnc")
+        << "--show-map prints the map to the terminal; it cannot be combined "
+           "with --emit=html, whose page shows it\n";
+    return 1;
+  }
   if (targetValues.showMap)
     emitKind = targetKind == TargetKind::Cuda || emitKind == EmitKind::Cuda
                    ? EmitKind::Cuda
@@ -223,6 +362,9 @@ int main(int argc, char **argv) {
     mlirModule = mlirGen(context, *result.module, diags, options);
     if (!mlirModule)
       return 1;
+    if (emitKind == EmitKind::Html)
+      return emitHtml(*mlirModule, sourceMgr, rematOptions, training,
+                      command);
     if (emitKind != EmitKind::MLIR) {
       mlir::PassManager pm(&context);
       if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
@@ -277,23 +419,5 @@ int main(int argc, char **argv) {
     output << "\n";
   }
   output.flush();
-  if (outputFile == "-") {
-    llvm::outs() << text;
-    llvm::outs().flush();
-    if (llvm::outs().has_error()) {
-      llvm::WithColor::error(llvm::errs(), "gnnc")
-          << "cannot write to standard output\n";
-      llvm::outs().clear_error();
-      return 1;
-    }
-    return 0;
-  }
-  std::string error;
-  if (mlir::failed(
-          gnnc::target::writeFileAtomically(outputFile, text, error))) {
-    llvm::WithColor::error(llvm::errs(), outputFile)
-        << "cannot open output file: " << error << "\n";
-    return 1;
-  }
-  return 0;
+  return writeOutput(text);
 }
