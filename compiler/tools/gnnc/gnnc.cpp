@@ -363,8 +363,7 @@ int main(int argc, char **argv) {
     if (!mlirModule)
       return 1;
     if (emitKind == EmitKind::Html)
-      return emitHtml(*mlirModule, sourceMgr, rematOptions, training,
-                      command);
+      return emitHtml(*mlirModule, sourceMgr, rematOptions, training, command);
     if (emitKind != EmitKind::MLIR) {
       mlir::PassManager pm(&context);
       if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))

@@ -1,4 +1,4 @@
-//===- HtmlView.h - The compilation as one self-contained HTML page -*- C++ -*-===//
+//===- HtmlView.h - The compilation as one HTML page ------------*- C++ -*-===//
 //
 // Part of gnnc. `gnnc FILE.gnn --emit=html -o PAGE.html` shows the .gnn
 // source beside every stage the compiler printed (the fused gnn IR, the

@@ -130,31 +130,81 @@ bool isIdentChar(char c) {
 
 const llvm::StringSet<> &keywordsOf(Language language) {
   static const llvm::StringSet<> gnn = {
-      "for",    "in",    "if",     "else",   "elif",  "return", "def",
-      "class",  "layer", "model",  "param",  "import", "from",  "and",
-      "or",     "not",   "True",   "False",  "None",  "with",   "as",
-      "lambda", "while", "pass",   "global", "const", "let",    "is"};
-  static const llvm::StringSet<> cpp = {
-      "alignas",    "auto",        "bool",         "break",
-      "case",       "char",        "const",        "constexpr",
-      "continue",   "default",     "delete",       "do",
-      "double",     "else",        "enum",         "extern",
-      "false",      "float",       "for",          "if",
-      "inline",     "int",         "long",         "namespace",
-      "new",        "nullptr",     "return",       "short",
-      "signed",     "sizeof",      "static",       "static_cast",
-      "struct",     "switch",      "template",     "true",
-      "typedef",    "typename",    "union",        "unsigned",
-      "using",      "void",        "volatile",     "while",
-      "int8_t",     "int16_t",     "int32_t",      "int64_t",
-      "uint8_t",    "uint16_t",    "uint32_t",     "uint64_t",
-      "size_t",     "__global__",  "__device__",   "__host__",
-      "__shared__", "__restrict__", "__forceinline__", "reinterpret_cast",
-      "const_cast", "class",       "public",       "private",
-      "noexcept",   "operator",    "this",         "virtual"};
+      "for",    "in",    "if",    "else",   "elif",   "return", "def",
+      "class",  "layer", "model", "param",  "import", "from",   "and",
+      "or",     "not",   "True",  "False",  "None",   "with",   "as",
+      "lambda", "while", "pass",  "global", "const",  "let",    "is"};
+  static const llvm::StringSet<> cpp = {"alignas",
+                                        "auto",
+                                        "bool",
+                                        "break",
+                                        "case",
+                                        "char",
+                                        "const",
+                                        "constexpr",
+                                        "continue",
+                                        "default",
+                                        "delete",
+                                        "do",
+                                        "double",
+                                        "else",
+                                        "enum",
+                                        "extern",
+                                        "false",
+                                        "float",
+                                        "for",
+                                        "if",
+                                        "inline",
+                                        "int",
+                                        "long",
+                                        "namespace",
+                                        "new",
+                                        "nullptr",
+                                        "return",
+                                        "short",
+                                        "signed",
+                                        "sizeof",
+                                        "static",
+                                        "static_cast",
+                                        "struct",
+                                        "switch",
+                                        "template",
+                                        "true",
+                                        "typedef",
+                                        "typename",
+                                        "union",
+                                        "unsigned",
+                                        "using",
+                                        "void",
+                                        "volatile",
+                                        "while",
+                                        "int8_t",
+                                        "int16_t",
+                                        "int32_t",
+                                        "int64_t",
+                                        "uint8_t",
+                                        "uint16_t",
+                                        "uint32_t",
+                                        "uint64_t",
+                                        "size_t",
+                                        "__global__",
+                                        "__device__",
+                                        "__host__",
+                                        "__shared__",
+                                        "__restrict__",
+                                        "__forceinline__",
+                                        "reinterpret_cast",
+                                        "const_cast",
+                                        "class",
+                                        "public",
+                                        "private",
+                                        "noexcept",
+                                        "operator",
+                                        "this",
+                                        "virtual"};
   static const llvm::StringSet<> mlir = {
-      "func", "return", "module", "to", "step", "by", "reductions", "in",
-      "iter_args", "true", "false"};
+      "func",       "return", "module",    "to",   "step", "by",
+      "reductions", "in",     "iter_args", "true", "false"};
   switch (language) {
   case Language::Gnn:
     return gnn;
@@ -201,8 +251,8 @@ std::string highlight(llvm::StringRef line, Language language,
   while (i < n) {
     char c = line[i];
     llvm::StringRef rest = line.drop_front(i);
-    bool lineComment = language == Language::Gnn ? c == '#'
-                                                 : rest.starts_with("//");
+    bool lineComment =
+        language == Language::Gnn ? c == '#' : rest.starts_with("//");
     if (lineComment) {
       span("c", rest);
       break;
@@ -227,8 +277,8 @@ std::string highlight(llvm::StringRef line, Language language,
       i = j;
       continue;
     }
-    if (language == Language::Mlir && (c == '%' || c == '@' || c == '^' ||
-                                       c == '!' || c == '#')) {
+    if (language == Language::Mlir &&
+        (c == '%' || c == '@' || c == '^' || c == '!' || c == '#')) {
       size_t j = i + 1;
       while (j < n && (isIdentChar(line[j]) || line[j] == '.' ||
                        line[j] == '$' || line[j] == '-'))
@@ -258,12 +308,12 @@ std::string highlight(llvm::StringRef line, Language language,
     if (isIdentStart(c)) {
       size_t j = i + 1;
       bool dotted = false;
-      while (j < n && (isIdentChar(line[j]) ||
-                       (language != Language::Gnn && line[j] == '.' &&
-                        j + 1 < n && isIdentStart(line[j + 1])) ||
-                       (language == Language::Cpp && line[j] == ':' &&
-                        j + 2 < n && line[j + 1] == ':' &&
-                        isIdentStart(line[j + 2])))) {
+      while (j < n &&
+             (isIdentChar(line[j]) ||
+              (language != Language::Gnn && line[j] == '.' && j + 1 < n &&
+               isIdentStart(line[j + 1])) ||
+              (language == Language::Cpp && line[j] == ':' && j + 2 < n &&
+               line[j + 1] == ':' && isIdentStart(line[j + 2])))) {
         if (line[j] == '.')
           dotted = true;
         j += line[j] == ':' ? 2 : 1;
@@ -513,8 +563,7 @@ std::vector<FusedKernel> gnnc::target::collectFusedKernels(ModuleOp fused) {
       }
       llvm::StringRef by = gnnc::gnn::stringifyDomain(aggregate.getBy());
       for (unsigned i = 0, e = aggregate.getReductions().size(); i < e; ++i)
-        kernel.scatters.push_back(
-            (aggregate.getKind(i) + " by " + by).str());
+        kernel.scatters.push_back((aggregate.getKind(i) + " by " + by).str());
       std::sort(kernel.lines.begin(), kernel.lines.end(),
                 [](const SourceLine &a, const SourceLine &b) {
                   return std::tie(a.file, a.line) < std::tie(b.file, b.line);
@@ -568,8 +617,7 @@ gnnc::target::parseRematReport(llvm::StringRef report,
 // The page.
 //===----------------------------------------------------------------------===//
 
-void gnnc::target::printHtmlPage(const HtmlPage &page,
-                                 SourceFiles &sourceFiles,
+void gnnc::target::printHtmlPage(const HtmlPage &page, SourceFiles &sourceFiles,
                                  llvm::raw_ostream &os) {
   std::map<std::string, unsigned> sourceIndex;
   for (auto [i, name] : llvm::enumerate(page.sources))
@@ -614,7 +662,8 @@ void gnnc::target::printHtmlPage(const HtmlPage &page,
   for (const RematDecision &d : page.remat)
     rematOn[keyOf(d.line)].push_back(&d);
 
-  os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+  os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
+        "charset=\"utf-8\">\n"
      << "<title>gnnc: " << escape(page.sources.empty() ? "" : page.sources[0])
      << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
   os << "<header><h1>gnnc</h1><span class=\"cmd\">" << escape(page.command)
@@ -636,10 +685,9 @@ void gnnc::target::printHtmlPage(const HtmlPage &page,
         std::string names;
         for (const FusedKernel *k : g->kernels)
           names += (names.empty() ? "" : " ") + k->name;
-        os << "<div class=\"kernel-group"
-           << (first.backward ? " backward" : "") << "\" data-file=\"" << f
-           << "\" data-first=\"" << g->lines.front().line
-           << "\" data-last=\"" << g->lines.back().line
+        os << "<div class=\"kernel-group" << (first.backward ? " backward" : "")
+           << "\" data-file=\"" << f << "\" data-first=\""
+           << g->lines.front().line << "\" data-last=\"" << g->lines.back().line
            << "\" data-kernels=\"" << escape(names) << "\">"
            << (first.backward ? "backward " : "")
            << (g->kernels.size() == 1 ? "fused kernel" : "fused kernels")
@@ -668,9 +716,8 @@ void gnnc::target::printHtmlPage(const HtmlPage &page,
           os << "<br><span class=\"what\">gathers:</span> "
              << escape(llvm::join(k.gathers, ", "))
              << "<br><span class=\"what\">per edge:</span> "
-             << escape(k.elementwise.empty()
-                           ? std::string("(nothing)")
-                           : llvm::join(k.elementwise, ", "))
+             << escape(k.elementwise.empty() ? std::string("(nothing)")
+                                             : llvm::join(k.elementwise, ", "))
              << "<br><span class=\"what\">scatters:</span> "
              << escape(llvm::join(k.scatters, ", "))
              << "<br><span class=\"what\">edge tensors not written:</span> "
@@ -712,9 +759,8 @@ void gnnc::target::printHtmlPage(const HtmlPage &page,
   // The generated panes.
   os << "<div class=\"col\" id=\"right\"><div class=\"tabs\">";
   for (auto [i, tab] : llvm::enumerate(page.tabs))
-    os << "<button class=\"tab" << (i == 0 ? " active" : "")
-       << "\" data-tab=\"" << tab.id << "\">" << escape(tab.title)
-       << "</button>";
+    os << "<button class=\"tab" << (i == 0 ? " active" : "") << "\" data-tab=\""
+       << tab.id << "\">" << escape(tab.title) << "</button>";
   os << "</div>\n<div class=\"scroll code\" id=\"right-scroll\">\n";
   llvm::json::Array tabsJson;
   for (auto [i, tab] : llvm::enumerate(page.tabs)) {
@@ -740,12 +786,12 @@ void gnnc::target::printHtmlPage(const HtmlPage &page,
          << highlight(text, language, inComment) << "</span></div>\n";
     }
     os << "</div>\n";
-    tabsJson.push_back(llvm::json::Object{{"id", tab.id},
-                                          {"title", tab.title},
-                                          {"target", tab.target},
-                                          {"file", tab.file},
-                                          {"source_to_lines",
-                                           std::move(toGenerated)}});
+    tabsJson.push_back(
+        llvm::json::Object{{"id", tab.id},
+                           {"title", tab.title},
+                           {"target", tab.target},
+                           {"file", tab.file},
+                           {"source_to_lines", std::move(toGenerated)}});
   }
   os << "</div></div>\n</main>\n";
 
@@ -755,14 +801,14 @@ void gnnc::target::printHtmlPage(const HtmlPage &page,
     llvm::json::Array lines;
     for (const SourceLine &l : k.lines)
       lines.push_back(keyOf(l));
-    kernelsJson.push_back(llvm::json::Object{
-        {"name", k.name},
-        {"backward", k.backward},
-        {"lines", std::move(lines)},
-        {"gathers", llvm::json::Array(k.gathers)},
-        {"elementwise", llvm::json::Array(k.elementwise)},
-        {"scatters", llvm::json::Array(k.scatters)},
-        {"bytes_per_edge", k.bytesPerEdge}});
+    kernelsJson.push_back(
+        llvm::json::Object{{"name", k.name},
+                           {"backward", k.backward},
+                           {"lines", std::move(lines)},
+                           {"gathers", llvm::json::Array(k.gathers)},
+                           {"elementwise", llvm::json::Array(k.elementwise)},
+                           {"scatters", llvm::json::Array(k.scatters)},
+                           {"bytes_per_edge", k.bytesPerEdge}});
   }
   llvm::json::Array rematJson;
   for (const RematDecision &d : page.remat)
@@ -770,15 +816,15 @@ void gnnc::target::printHtmlPage(const HtmlPage &page,
                                            {"function", d.function},
                                            {"decision", d.decision},
                                            {"detail", d.detail}});
-  llvm::json::Value data = llvm::json::Object{
-      {"version", 1},
-      {"sources", llvm::json::Array(page.sources)},
-      {"training", page.training},
-      {"vertices", page.vertices},
-      {"edges", page.edges},
-      {"tabs", std::move(tabsJson)},
-      {"kernels", std::move(kernelsJson)},
-      {"remat", std::move(rematJson)}};
+  llvm::json::Value data =
+      llvm::json::Object{{"version", 1},
+                         {"sources", llvm::json::Array(page.sources)},
+                         {"training", page.training},
+                         {"vertices", page.vertices},
+                         {"edges", page.edges},
+                         {"tabs", std::move(tabsJson)},
+                         {"kernels", std::move(kernelsJson)},
+                         {"remat", std::move(rematJson)}};
   std::string json;
   llvm::raw_string_ostream js(json);
   js << data;
