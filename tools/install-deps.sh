@@ -32,6 +32,11 @@ PACKAGES=(
   openmpi-bin
   iproute2
   util-linux
+  # ctest html.browser and tools/html-screenshot.sh: gnnc's HTML view in
+  # headless Chromium through Selenium (for /usr/bin/python3)
+  chromium
+  chromium-driver
+  python3-selenium
 )
 
 if [[ ${1:-} == bench ]]; then

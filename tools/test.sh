@@ -8,7 +8,8 @@
 #      dist.two-hosts, skipped unless root) (with the training harness tools/benchmarks/train
 #      and the minimal program dsl-examples/train built in-tree by
 #      gnnc_add_model, and their short training runs, ctest train.* and
-#      train-gcn.runs)
+#      train-gcn.runs; the HTML view of --emit=html, ctest html.structure
+#      and html.browser in headless Chromium)
 #   4. the CMake package: install build/ into a temporary prefix, build both
 #      training programs out of tree against it (find_package(gnnc)), and
 #      train GCN on Cora for 60 epochs with each (the test accuracy must
@@ -132,6 +133,7 @@ echo "package: installed, out-of-tree gnnc-train built and trained: ${package_su
 echo "package: out-of-tree train-gcn built and trained: ${example_summary}"
 echo "distributed memory (build/): $(grep -cE 'Test +#[0-9]+: dist[.-].* Passed' build/ctest.log) dist tests passed, $(grep -cE 'Test +#[0-9]+: dist[.-].*Skipped' build/ctest.log) skipped (the CUDA ones without a GPU, dist.two-hosts unless root, the no-MPI check with MPI)"
 echo "data-parallel training (build/): $(grep -cE 'Test +#[0-9]+: train\.data-parallel\..* Passed' build/ctest.log) tests passed, $(grep -cE 'Test +#[0-9]+: train\.data-parallel\..*Skipped' build/ctest.log) skipped (two-hosts unless root)"
+echo "HTML view (build/): $(grep -cE 'Test +#[0-9]+: html\..* Passed' build/ctest.log) of 2 tests passed (html.structure, html.browser in headless Chromium)"
 grep -E 'Test +#[0-9]+: dist\.(mpi-4|two-hosts) ' build/ctest.log | sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: /  /; s/ \.{2,}/:/' || true
 echo "Release build (build/):"
 ctest_summary build

@@ -369,9 +369,9 @@ main { display: flex; height: calc(100% - 34px); }
   white-space: pre; }
 .gen-line:not([data-src]) { cursor: default; }
 .gen-line:not([data-src]) .tx { opacity: 0.72; }
-.src-line.k { border-left: 4px solid #8250df; }
-.src-line.kb { border-left: 4px solid #bf3989; }
-.src-line:not(.k):not(.kb) { border-left: 4px solid transparent; }
+.src-line.in-kernel { border-left: 4px solid #8250df; }
+.src-line.in-kernel-bw { border-left: 4px solid #bf3989; }
+.src-line:not(.in-kernel):not(.in-kernel-bw) { border-left: 4px solid transparent; }
 .hl { background: #fff3b0; }
 .sel { background: #ffd33d !important; }
 .src-line:hover, .gen-line[data-src]:hover { background: #eaeef2; }
@@ -655,7 +655,7 @@ void gnnc::target::printHtmlPage(const HtmlPage &page, SourceFiles &sourceFiles,
     for (const SourceLine &l : g.lines) {
       std::string &cls = kernelClass[keyOf(l)];
       if (cls.empty() || !g.kernels.front()->backward)
-        cls = g.kernels.front()->backward ? "kb" : "k";
+        cls = g.kernels.front()->backward ? "in-kernel-bw" : "in-kernel";
     }
   }
   std::map<std::string, std::vector<const RematDecision *>> rematOn;
