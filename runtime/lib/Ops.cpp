@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cblas.h>
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <cstring>
 
@@ -871,6 +872,10 @@ void gnnc::rt::edgeSoftmax(const Graph &g, Side by, const float *in,
         for (int64_t j = 0; j < width; ++j)
           mx[j] = std::max(mx[j], x[j]);
       }
+      // A column of -inf: every exp is 0 (not NaN) and so is every weight.
+      for (int64_t j = 0; j < width; ++j)
+        if (mx[j] == -std::numeric_limits<float>::infinity())
+          mx[j] = 0.0f;
       for (int64_t k = begin; k < end; ++k) {
         const float *x = in + edges[k] * row + j0;
         for (int64_t j = 0; j < width; ++j)
@@ -880,7 +885,7 @@ void gnnc::rt::edgeSoftmax(const Graph &g, Side by, const float *in,
         const float *x = in + edges[k] * row + j0;
         float *y = out + edges[k] * row + j0;
         for (int64_t j = 0; j < width; ++j)
-          y[j] = simdExp(x[j] - mx[j]) / sum[j];
+          y[j] = sum[j] == 0.0f ? 0.0f : simdExp(x[j] - mx[j]) / sum[j];
       }
     }
   });

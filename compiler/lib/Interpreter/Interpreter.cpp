@@ -15,6 +15,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <numeric>
 
@@ -861,6 +862,14 @@ static std::vector<int64_t> broadcastIndex(llvm::ArrayRef<int64_t> from,
   return out;
 }
 
+/// What the online softmax subtracts before exp: the running maximum, or 0
+/// while every logit so far is -inf (so that exp gives 0, not
+/// exp(-inf - -inf) = NaN).
+template <typename T> static T onlineReference(T runningMax) {
+  return runningMax == -std::numeric_limits<T>::infinity() ? T(0)
+                                                           : runningMax;
+}
+
 /// Runs the body once per edge of every vertex, in CSR (or CSC) order,
 /// folding the yields as the reductions say. `softmax_sum` keeps a running
 /// maximum and rescales, so large logits never overflow.
@@ -969,8 +978,9 @@ template <typename T> Status Evaluator<T>::aggregate(gnn::AggregateOp op) {
           for (int64_t j = 0; j < st.rowSize; ++j) {
             T l = x.data[j];
             T newMax = k == begin ? l : std::max(runMax[i][j], l);
-            T scale = k == begin ? T(0) : std::exp(runMax[i][j] - newMax);
-            runSum[i][j] = runSum[i][j] * scale + std::exp(l - newMax);
+            T ref = onlineReference(newMax);
+            T scale = k == begin ? T(0) : std::exp(runMax[i][j] - ref);
+            runSum[i][j] = runSum[i][j] * scale + std::exp(l - ref);
             runMax[i][j] = newMax;
           }
           continue;
@@ -994,8 +1004,9 @@ template <typename T> Status Evaluator<T>::aggregate(gnn::AggregateOp op) {
         for (int64_t li = 0; li < st.logitSize; ++li) {
           T l = logit.data[li];
           T newMax = k == begin ? l : std::max(runMax[i][li], l);
-          scale[li] = k == begin ? T(0) : std::exp(runMax[i][li] - newMax);
-          T p = std::exp(l - newMax);
+          T ref = onlineReference(newMax);
+          scale[li] = k == begin ? T(0) : std::exp(runMax[i][li] - ref);
+          T p = std::exp(l - ref);
           runSum[i][li] = runSum[i][li] * scale[li] + p;
           runMax[i][li] = newMax;
           T keep = T(1);
@@ -1021,7 +1032,8 @@ template <typename T> Status Evaluator<T>::aggregate(gnn::AggregateOp op) {
           out[j] /= static_cast<T>(end - begin);
       if (st.kind == "softmax_sum")
         for (int64_t j = 0; j < st.rowSize; ++j)
-          out[j] /= runSum[i][st.logitOf[j]];
+          if (T sum = runSum[i][st.logitOf[j]]; sum != T(0))
+            out[j] /= sum; // 0: every logit -inf, every weight 0
       if (st.kind == "logsumexp")
         for (int64_t j = 0; j < st.rowSize; ++j)
           out[j] = runMax[i][j] + std::log(runSum[i][j]);
@@ -1048,12 +1060,14 @@ template <typename T> Status Evaluator<T>::edgeSoftmax(gnn::EdgeSoftmaxOp op) {
       T mx = t.data[edgeIds[begin] * row + j];
       for (int64_t k = begin; k < end; ++k)
         mx = std::max(mx, t.data[edgeIds[k] * row + j]);
+      // A column of -inf: every exp is 0 (not NaN), and so is every weight.
+      mx = onlineReference(mx);
       T sum = 0;
       for (int64_t k = begin; k < end; ++k)
         sum += std::exp(t.data[edgeIds[k] * row + j] - mx);
       for (int64_t k = begin; k < end; ++k) {
         T &x = t.data[edgeIds[k] * row + j];
-        x = std::exp(x - mx) / sum;
+        x = sum == T(0) ? T(0) : std::exp(x - mx) / sum;
       }
     }
   }

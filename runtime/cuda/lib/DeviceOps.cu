@@ -536,12 +536,15 @@ __global__ void edgeSoftmaxKernel(KernelGraph g, const float *in, int64_t row,
     float mx = in[static_cast<int64_t>(g.eid[begin]) * row + j];
     for (int64_t k = begin; k < end; ++k)
       mx = fmaxf(mx, in[static_cast<int64_t>(g.eid[k]) * row + j]);
+    // A row of -inf: every exp is 0 (not NaN) and so is every weight.
+    if (mx == -INFINITY)
+      mx = 0.0f;
     float sum = 0.0f;
     for (int64_t k = begin; k < end; ++k)
       sum += expf(in[static_cast<int64_t>(g.eid[k]) * row + j] - mx);
     for (int64_t k = begin; k < end; ++k) {
       int64_t at = static_cast<int64_t>(g.eid[k]) * row + j;
-      out[at] = expf(in[at] - mx) / sum;
+      out[at] = sum == 0.0f ? 0.0f : expf(in[at] - mx) / sum;
     }
   }
 }

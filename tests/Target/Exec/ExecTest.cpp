@@ -57,6 +57,8 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <limits>
+#include <map>
 #include <memory>
 #include <random>
 
@@ -365,6 +367,147 @@ TEST(Seeds, StepSeedDrawsNewMasks) {
   EXPECT_EQ(rt::mixSeed(7, 0), 7u);
   EXPECT_NE(rt::mixSeed(7, 1), rt::mixSeed(8, 1));
   EXPECT_NE(rt::mixSeed(7, 1), rt::mixSeed(7, 2));
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax at the limits of float
+//===----------------------------------------------------------------------===//
+
+/// Inputs/softmax_limits.gnn, `g.sum(g.softmax(s) * x)` over in-edges, with
+/// scores of -inf, +inf and NaN at the first, middle and last edge of a row.
+/// The result is defined (docs/language.md, g.softmax): the softmax of the
+/// finite scores when the others are -inf, 0 for a row of -inf only (as for
+/// an empty row), NaN for a row with a +inf or NaN score. Checked against
+/// values computed here, for the fused online softmax (softmax_limits) and
+/// the runtime's edge softmax (unfused_softmax_limits), and against the
+/// interpreter on the unfused module and on the fused one.
+TEST(SoftmaxLimits, MatchValuesComputedByHand) {
+  SKIP_WITHOUT_DEVICE();
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const int64_t n = 16;
+  // Scores by source vertex; x[u] = (u + 1, -(u + 1) / 2).
+  std::vector<double> score(n, 0.0);
+  score[0] = -inf;
+  score[1] = 0.5;
+  score[2] = 1.0;
+  score[3] = inf;
+  score[4] = nan;
+  score[5] = -inf;
+  score[6] = 2.0;
+  score[7] = -1.0;
+  // Each row's sources in CSR order (the order of the edge list).
+  std::map<int64_t, std::vector<int64_t>> rows = {
+      {8, {0, 1, 2}},     // -inf first
+      {9, {1, 0, 2}},     // -inf in the middle
+      {10, {1, 2, 0}},    // -inf last
+      {11, {0, 5}},       // -inf only
+      {12, {3, 1}},       // +inf first
+      {13, {1, 3, 2}},    // +inf in the middle
+      {14, {1, 2, 3}},    // +inf last
+      {15, {4, 1}},       // NaN first
+      {0, {1, 4, 2}},     // NaN in the middle
+      {1, {1, 2, 4}},     // NaN last
+      {3, {6, 7, 0, 5}},  // two -inf last
+      {4, {5, 6}},        // -inf, then one finite score
+      {5, {5}},           // one edge, -inf
+      {6, {6}}};          // one edge, finite
+  Edges edges;
+  for (const auto &[v, sources] : rows)
+    for (int64_t u : sources)
+      edges.push_back({u, v});
+  TestGraph graph;
+  graph.name = "softmax_limits";
+  graph.graph = makeGraph(edges, n, n);
+  for (const auto &[v, sources] : rows) {
+    const rt::Graph &g = *graph.graph;
+    std::vector<int64_t> inOrder;
+    for (int64_t k = g.inPtr()[v]; k < g.inPtr()[v + 1]; ++k)
+      inOrder.push_back(g.inSrc()[k]);
+    ASSERT_EQ(inOrder, sources) << "row " << v << " in CSR order";
+  }
+  // By hand: the softmax of the row's scores, 0 for an empty row or one of
+  // -inf only, NaN with a +inf or NaN score.
+  std::vector<double> want(n * 2, 0.0);
+  for (const auto &[v, sources] : rows) {
+    bool undefined = false, anyFinite = false;
+    double mx = -inf;
+    for (int64_t u : sources) {
+      undefined |= std::isnan(score[u]) || score[u] == inf;
+      if (std::isfinite(score[u])) {
+        anyFinite = true;
+        mx = std::max(mx, score[u]);
+      }
+    }
+    for (int j = 0; j < 2; ++j) {
+      if (undefined) {
+        want[v * 2 + j] = nan;
+        continue;
+      }
+      if (!anyFinite)
+        continue;
+      double sum = 0, acc = 0;
+      for (int64_t u : sources) {
+        double w = std::isfinite(score[u]) ? std::exp(score[u] - mx) : 0.0;
+        double x = j == 0 ? u + 1.0 : -(u + 1.0) / 2;
+        sum += w;
+        acc += w * x;
+      }
+      want[v * 2 + j] = acc / sum;
+    }
+  }
+  Array s{{n, 1}, {}}, x{{n, 2}, {}};
+  for (int64_t u = 0; u < n; ++u) {
+    s.data.push_back(static_cast<float>(score[u]));
+    x.data.push_back(static_cast<float>(u + 1));
+    x.data.push_back(static_cast<float>(-(u + 1.0) / 2));
+  }
+  auto expectWanted = [&](const std::vector<double> &got,
+                          const std::string &what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t i = 0; i < want.size(); ++i) {
+      SCOPED_TRACE(what + ": vertex " + std::to_string(i / 2) + ", column " +
+                   std::to_string(i % 2));
+      if (std::isnan(want[i]))
+        EXPECT_TRUE(std::isnan(got[i])) << got[i];
+      else
+        EXPECT_NEAR(got[i], want[i], 1e-5 * std::max(1.0, std::fabs(want[i])));
+    }
+  };
+
+  int ran = 0;
+  for (const char *id : {"softmax_limits", "unfused_softmax_limits"}) {
+    SCOPED_TRACE(id);
+    const CompiledModule *cm = findModule(id);
+    if (!cm)
+      continue; // this suite does not compile it (nvcc: no unfused modules)
+    const EntryInfo *entry = findEntry(*cm->info, "SoftmaxLimits");
+    ASSERT_TRUE(entry);
+    Call call(*entry, graph);
+    for (bool training : {false, true}) {
+      std::vector<Array> got;
+      ASSERT_TRUE(call.run({s, x}, training, 0, got));
+      ASSERT_EQ(got.size(), 1u);
+      expectWanted(std::vector<double>(got[0].data.begin(), got[0].data.end()),
+                   std::string("the compiled kernels") +
+                       (training ? ", training" : ""));
+    }
+    ++ran;
+    // The interpreter, two-pass (unfused) and online (fused).
+    for (Stage stage : {Stage::Unfused, Stage::Training}) {
+      mlir::MLIRContext context;
+      mlir::OwningOpRef<mlir::ModuleOp> reference;
+      ASSERT_TRUE(compileReference(*cm->info, stage, context, reference));
+      std::vector<interp::Tensor<double>> out;
+      ASSERT_TRUE(interpret<double>(*reference, "SoftmaxLimits", graph,
+                                    {s, x}, false, out));
+      ASSERT_EQ(out.size(), 1u);
+      expectWanted(out[0].data, stage == Stage::Unfused
+                                    ? "the interpreter, unfused"
+                                    : "the interpreter, fused");
+    }
+  }
+  EXPECT_GE(ran, 1) << "no module of Inputs/softmax_limits.gnn in this suite";
 }
 
 //===----------------------------------------------------------------------===//

@@ -723,14 +723,18 @@ void KernelBuilder::initReduction(Reduction &r) {
 /// One step of the online maximum and rescaled sum of softmax_sum and
 /// logsumexp, for logit `l` at `idx` of the running rows:
 ///   newMax = first ? l : max(runMax, l)
-///   scale  = exp((first ? -inf : runMax) - newMax)
-///   p      = exp(l - newMax)
+///   ref    = newMax == -inf ? 0 : newMax
+///   scale  = exp((first ? -inf : runMax) - ref)
+///   p      = exp(l - ref)
 ///   runSum = runSum * scale + p;  runMax = newMax
 /// Returns {scale, p}. On the first edge the scale is exp(-inf) = 0, the
-/// interpreter's `first ? 0 : exp(runMax - newMax)` (a NaN or -inf logit
-/// makes p, and so the sum, NaN either way); selecting the operand rather
-/// than the exponential keeps the maths out of a branch, which lets
-/// compilers vectorise the loop without -ffast-math.
+/// interpreter's `first ? 0 : ...`; selecting the operand rather than the
+/// exponential keeps the maths out of a branch, which lets compilers
+/// vectorise the loop without -ffast-math. `ref` keeps -inf logits finite:
+/// while every logit so far is -inf, each p is exp(-inf) = 0 (not
+/// exp(-inf - -inf) = NaN), so a row whose first logits are -inf gives the
+/// softmax of its finite ones, and a row of -inf only a sum of 0
+/// (finalizeReduction). A +inf or NaN logit makes the sum NaN.
 std::pair<Value, Value> KernelBuilder::foldOnline(Reduction &r, Value l,
                                                   ArrayRef<Value> idx,
                                                   Value first) {
@@ -739,11 +743,15 @@ std::pair<Value, Value> KernelBuilder::foldOnline(Reduction &r, Value l,
   Value lt = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, old, l);
   Value larger = b.create<arith::SelectOp>(loc, lt, l, old);
   Value newMax = b.create<arith::SelectOp>(loc, first, l, larger);
-  Value from = b.create<arith::SelectOp>(
-      loc, first, floatConst(t, -std::numeric_limits<double>::infinity()), old);
+  Value negInf = floatConst(t, -std::numeric_limits<double>::infinity());
+  Value from = b.create<arith::SelectOp>(loc, first, negInf, old);
+  Value allNegInf = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ,
+                                            newMax, negInf);
+  Value ref =
+      b.create<arith::SelectOp>(loc, allNegInf, floatConst(t, 0.0), newMax);
   Value scale =
-      b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, from, newMax));
-  Value p = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, l, newMax));
+      b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, from, ref));
+  Value p = b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, l, ref));
   Value sum = load(r.runSum, idx);
   store(
       b.create<arith::AddFOp>(loc, b.create<arith::MulFOp>(loc, sum, scale), p),
@@ -820,7 +828,9 @@ void KernelBuilder::updateReduction(Reduction &r, Value first) {
 }
 
 /// Inside `if (degree != 0)`: mean divides by the degree, softmax_sum by the
-/// running sum, logsumexp is the running maximum plus the log of the sum. (An
+/// running sum (unless it is 0: every logit was -inf, every weight 0, and the
+/// accumulator is kept, 0 as for an empty neighbourhood), logsumexp is the
+/// running maximum plus the log of the sum (-inf for a row of -inf). (An
 /// empty neighbourhood keeps the zeros of the start.)
 void KernelBuilder::finalizeReduction(Reduction &r, Value degree) {
   if (r.kind == "mean") {
@@ -841,7 +851,10 @@ void KernelBuilder::finalizeReduction(Reduction &r, Value degree) {
     forEach(r.acc.shape, [&](ArrayRef<Value> ivs) {
       Value acc = load(r.acc, ivs);
       Value sum = load(r.runSum, broadcast(logits.shape, ivs));
-      store(b.create<arith::DivFOp>(loc, acc, sum), r.acc, ivs);
+      Value none = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, sum,
+                                           floatConst(sum.getType(), 0.0));
+      Value mean = b.create<arith::DivFOp>(loc, acc, sum);
+      store(b.create<arith::SelectOp>(loc, none, acc, mean), r.acc, ivs);
     });
   }
 }

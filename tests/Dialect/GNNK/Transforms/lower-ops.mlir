@@ -261,9 +261,11 @@ func.func @ops(%g: !gnn.graph<graph>, %x: !gnn.tensor<src, 2x3xf32>, %y: !gnn.te
 // CHECK-NEXT: %[[LARGER:.*]] = arith.select %[[LT]], %[[L]], %[[OLD]] : f32
 // CHECK-NEXT: %[[NEW:.*]] = arith.select %[[F]], %[[L]], %[[LARGER]] : f32
 // CHECK-NEXT: %[[FROM:.*]] = arith.select %[[F]], %[[NEGINF]], %[[OLD]] : f32
-// CHECK-NEXT: %[[D:.*]] = arith.subf %[[FROM]], %[[NEW]] : f32
+// CHECK-NEXT: %[[NONE:.*]] = arith.cmpf oeq, %[[NEW]], %[[NEGINF]] : f32
+// CHECK-NEXT: %[[REF:.*]] = arith.select %[[NONE]], %{{.*}}, %[[NEW]] : f32
+// CHECK-NEXT: %[[D:.*]] = arith.subf %[[FROM]], %[[REF]] : f32
 // CHECK-NEXT: %[[SC:.*]] = math.exp %[[D]] : f32
-// CHECK-NEXT: %[[DL:.*]] = arith.subf %[[L]], %[[NEW]] : f32
+// CHECK-NEXT: %[[DL:.*]] = arith.subf %[[L]], %[[REF]] : f32
 // CHECK-NEXT: %[[P:.*]] = math.exp %[[DL]] : f32
 // CHECK-NEXT: %[[S:.*]] = memref.load %[[SUM]][%[[H0]], %c0] : memref<2x1xf32>
 // CHECK-NEXT: %[[SS:.*]] = arith.mulf %[[S]], %[[SC]] : f32
@@ -293,11 +295,14 @@ func.func @ops(%g: !gnn.graph<graph>, %x: !gnn.tensor<src, 2x3xf32>, %y: !gnn.te
 // The scalar-logit softmax_sum has no dropout.
 // CHECK-NOT: gnnk.dropout_keep
 // CHECK: gnnk.degree %[[G]] of %[[V]] by src
-// The final division by the running sum of the head.
+// The final division by the running sum of the head (none when the sum is
+// 0: scores of -inf only).
 // CHECK: scf.if
 // CHECK: memref.load %[[ACC]]
 // CHECK-NEXT: memref.load %[[SUM]][%{{.*}}, %c0] : memref<2x1xf32>
+// CHECK-NEXT: arith.cmpf oeq
 // CHECK-NEXT: arith.divf
+// CHECK-NEXT: arith.select
 // CHECK: return
 func.func @attention(%g: !gnn.graph<block>, %ls: !gnn.tensor<src, 2x1xf32>, %ld: !gnn.tensor<dst, 2x1xf32>, %h: !gnn.tensor<dst, 2x3xf32>, %w: !gnn.tensor<edge, f32>) -> !gnn.tensor<src, 2x3xf32> {
   %r:3 = gnn.aggregate %g(%ls, %ld, %h, %w : !gnn.tensor<src, 2x1xf32>, !gnn.tensor<dst, 2x1xf32>, !gnn.tensor<dst, 2x3xf32>, !gnn.tensor<edge, f32>) by src reductions [{dropout = 5.000000e-01 : f64, kind = "softmax_sum", seed = 9 : i64}, {kind = "softmax_sum"}, {kind = "sum"}] : !gnn.graph<block> -> !gnn.tensor<src, 2x3xf32>, !gnn.tensor<src, 3xf32>, !gnn.tensor<src, 2x1xf32> {
