@@ -42,9 +42,11 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from html_support import CheckFailed, check, file_lines, run_gnnc  # noqa: E402
 
 WINDOW = (1600, 1000)
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu",
@@ -109,24 +111,6 @@ return s.scrollTop;
 """
 
 
-class CheckFailed(Exception):
-    """A check of the page failed; the message says which and how."""
-
-
-def check(cond, message):
-    if not cond:
-        raise CheckFailed(message)
-
-
-def run_gnnc(gnnc, args):
-    """Runs gnnc with args; raises CheckFailed with its stderr on failure."""
-    try:
-        proc = subprocess.run([gnnc] + args, capture_output=True, text=True)
-    except OSError as e:
-        raise CheckFailed("cannot run %s: %s" % (gnnc, e))
-    if proc.returncode != 0:
-        raise CheckFailed("`%s %s` failed (exit status %d):\n%s" % (
-            gnnc, " ".join(args), proc.returncode, proc.stderr))
 
 
 def load_map(directory, stem):
@@ -134,15 +118,6 @@ def load_map(directory, stem):
               encoding="utf-8") as f:
         return json.load(f)
 
-
-def file_lines(path):
-    """The lines of a text file, as the page shows them (no final empty
-    line for a file that ends in a newline)."""
-    with open(path, encoding="utf-8", newline="") as f:
-        lines = f.read().split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
 
 
 def source_ref(line_map, path, line):

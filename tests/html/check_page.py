@@ -49,6 +49,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from html_support import CheckFailed, check, file_lines, run_gnnc  # noqa: E402
+
 DEFAULT_EXAMPLES = ("gat", "gcn", "sage_mean")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -64,14 +67,6 @@ STYLE_FORBIDDEN = ("url(", "@import")
 SCRIPT_FORBIDDEN = ("fetch(", "XMLHttpRequest", "import(")
 ERROR_LINE = re.compile(r"^(.+):(\d+):(\d+): error: ", re.M)
 
-
-class CheckFailed(Exception):
-    """A check failed; the message says which page and what."""
-
-
-def check(cond, message):
-    if not cond:
-        raise CheckFailed(message)
 
 
 class PageParser(html.parser.HTMLParser):
@@ -196,24 +191,6 @@ def parse_page(path):
     return parser
 
 
-def file_lines(path):
-    """The lines of a text file, as the page shows them (no final empty
-    line for a file that ends in a newline)."""
-    with open(path, encoding="utf-8", newline="") as f:
-        lines = f.read().split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-def run_gnnc(gnnc, args):
-    try:
-        proc = subprocess.run([gnnc] + args, capture_output=True, text=True)
-    except OSError as e:
-        raise CheckFailed("cannot run %s: %s" % (gnnc, e))
-    if proc.returncode != 0:
-        raise CheckFailed("`gnnc %s` failed (exit status %d):\n%s" % (
-            " ".join(args), proc.returncode, proc.stderr))
 
 
 def to_int(value, what):

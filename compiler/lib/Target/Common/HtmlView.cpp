@@ -40,26 +40,6 @@ std::vector<llvm::StringRef> splitLines(llvm::StringRef text) {
   return lines;
 }
 
-/// "dense 8x1xf32" for a gnn tensor type, else MLIR's spelling.
-std::string typeText(Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  if (auto t = dyn_cast<gnnc::gnn::DomainTensorType>(type)) {
-    os << gnnc::gnn::stringifyDomain(t.getDomain()) << " ";
-    for (int64_t d : t.getShape()) {
-      if (ShapedType::isDynamic(d))
-        os << "?";
-      else
-        os << d;
-      os << "x";
-    }
-    t.getElementType().print(os);
-  } else {
-    type.print(os);
-  }
-  return text;
-}
-
 /// Bytes of one row of a gnn tensor (0 when a size is unknown).
 int64_t rowBytes(Type type) {
   auto t = dyn_cast<gnnc::gnn::DomainTensorType>(type);
@@ -546,7 +526,7 @@ std::vector<FusedKernel> gnnc::target::collectFusedKernels(ModuleOp fused) {
         auto t = dyn_cast<gnnc::gnn::DomainTensorType>(input.getType());
         if (!t || !t.isVertexOrEdge())
           continue;
-        std::string what = typeText(input.getType());
+        std::string what = gnnc::gnn::describeType(t);
         if (Operation *def = input.getDefiningOp()) {
           addLines(def->getLoc(), kernel.lines);
           if (SourceLoc loc = primaryLoc(def->getLoc()))

@@ -715,6 +715,21 @@ OpFoldResult DropoutOp::fold(FoldAdaptor) {
 // Fused aggregation
 //===----------------------------------------------------------------------===//
 
+std::string gnnc::gnn::describeType(DomainTensorType type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << stringifyDomain(type.getDomain()) << " ";
+  for (int64_t d : type.getShape()) {
+    if (ShapedType::isDynamic(d))
+      os << "?";
+    else
+      os << d;
+    os << "x";
+  }
+  os << type.getElementType();
+  return text;
+}
+
 llvm::StringRef AggregateOp::getKind(unsigned i) {
   auto dict = dyn_cast<DictionaryAttr>(getReductions()[i]);
   auto kind = dict ? dict.getAs<StringAttr>("kind") : StringAttr();

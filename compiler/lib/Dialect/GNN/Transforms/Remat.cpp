@@ -523,22 +523,6 @@ struct Sizes {
   }
 };
 
-std::string typeString(Value v) {
-  DomainTensorType t = tensorOf(v);
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << stringifyDomain(t.getDomain()) << " ";
-  for (int64_t d : t.getShape()) {
-    if (ShapedType::isDynamic(d))
-      os << "?";
-    else
-      os << d;
-    os << "x";
-  }
-  os << t.getElementType();
-  return s;
-}
-
 struct Totals {
   int64_t vertexBytes = 0, edgeBytes = 0;
 };
@@ -572,7 +556,8 @@ void printReport(llvm::raw_ostream &os, func::FuncOp forward,
     os << llvm::formatv("  {0,-9} {1,-16} {2,-22} {3,-13} {4,10} B  {5,-30} "
                         "{6}\n",
                         d.store ? "store" : "recompute", where(op->getLoc()),
-                        typeString(d.value), formula, bytes, what, cost);
+                        describeType(tensorOf(d.value)), formula, bytes, what,
+                        cost);
   }
   Totals chosen = totals(plan, sizes);
   os << llvm::formatv("  kept for the backward: {0} B per-vertex and dense "

@@ -15,6 +15,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <string>
+
 #include "gnnc/Dialect/GNN/IR/GNNEnums.h.inc"
 
 #include "gnnc/Dialect/GNN/IR/GNNDialect.h.inc"
@@ -71,6 +73,11 @@ inline bool isEdge(mlir::Value v) {
   auto t = mlir::dyn_cast<DomainTensorType>(v.getType());
   return t && t.getDomain() == Domain::edge;
 }
+
+/// A tensor type as reports print it: its domain, its shape with `?` for a
+/// size known at run time, and its element type ("src 8x1xf32",
+/// "dense ?x64xf32").
+std::string describeType(DomainTensorType type);
 
 /// Whether `v` is a gnn tensor of floats.
 inline bool isFloatTensor(mlir::Value v) {
