@@ -49,8 +49,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from html_support import CheckFailed, check, file_lines, run_gnnc  # noqa: E402
 
 WINDOW = (1600, 1000)
+# --disable-dev-shm-usage: containers often mount a small /dev/shm, which
+# Chromium would otherwise fill with its shared memory and crash.
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu",
-                 "--window-size=%d,%d" % WINDOW]
+                 "--disable-dev-shm-usage", "--window-size=%d,%d" % WINDOW]
 
 # Everything the checks read from the page in one round trip: the panes, the
 # tab buttons, and per pane its generated lines (text, data-line, data-src,
