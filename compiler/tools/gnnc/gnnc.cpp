@@ -231,15 +231,16 @@ static int emitHtml(mlir::ModuleOp module, const llvm::SourceMgr &sourceMgr,
   page.tabs.push_back(
       target::printIRTab(module, "kernel-ir", "kernel IR", "kernel-ir"));
 
-  std::vector<std::unique_ptr<target::KernelTarget>> targets;
-  targets.push_back(target::createCppTarget());
+  // C++ always, CUDA with --target=cuda.
+  std::vector<bool> printCuda{false};
   if (targetKind == TargetKind::Cuda)
-    targets.push_back(target::createCudaTarget());
+    printCuda.push_back(true);
   target::DriverOptions options = gnnc::tools::getTargetDriverOptions(
       llvm::sys::path::stem(inputFile), inputFile, ".", &sourceMgr);
   std::vector<std::string> others;
-  for (auto [i, printer] : llvm::enumerate(targets)) {
-    bool cuda = i == 1;
+  for (bool cuda : printCuda) {
+    std::unique_ptr<target::KernelTarget> printer =
+        cuda ? target::createCudaTarget() : target::createCppTarget();
     std::vector<target::GeneratedFile> files;
     if (mlir::failed(printer->printModule(module, options.target, files)))
       return 1;
@@ -264,8 +265,7 @@ static int emitHtml(mlir::ModuleOp module, const llvm::SourceMgr &sourceMgr,
   page.sources.push_back(inputFile);
   llvm::sort(others);
   page.sources.insert(page.sources.end(), others.begin(), others.end());
-  std::vector<std::string> sourceNames = page.sources;
-  page.remat = target::parseRematReport(report, sourceNames);
+  page.remat = target::parseRematReport(report, page.sources);
 
   std::string text;
   llvm::raw_string_ostream os(text);
