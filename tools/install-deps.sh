@@ -37,6 +37,16 @@ PACKAGES=(
   chromium
   chromium-driver
   python3-selenium
+  # gnnc.torch (python/, tools/test-python.sh): Debian's PyTorch, its C++
+  # headers and pybind11 for the extension, a venv to pip-install into
+  python3-torch
+  python3-numpy
+  libtorch-dev
+  pybind11-dev
+  python3-dev
+  python3-venv
+  python3-setuptools
+  python3-pip
 )
 
 if [[ ${1:-} == bench ]]; then

@@ -7,12 +7,16 @@
 // gnnc_torch_module_info(), returning its `gnnc_module`. This extension is
 // built once per PyTorch and gnnc installation; a module is only dlopen()ed,
 // so a new model compiles without PyTorch's headers.
+//
+// This file may be compiled with another C++ library ABI than gnnc's runtime
+// (PyTorch wheels before 2.7 use -D_GLIBCXX_USE_CXX11_ABI=0), so it calls
+// nothing of the runtime that passes a std::string: graphs, initialisers and
+// the calls themselves go through the C functions of bridge.cpp. What it
+// reads directly are the reflection tables, plain structs of Abi.h.
 
 #include <torch/extension.h>
 
 #include "gnnc/runtime/Abi.h"
-#include "gnnc/runtime/Graph.h"
-#include "gnnc/runtime/Train.h"
 
 #include <dlfcn.h>
 
@@ -28,10 +32,66 @@ namespace rt = gnnc::rt;
 
 namespace {
 
-/// An rt::Graph owned by Python: built once from an edge list, then passed
-/// to every call that takes the graph.
+/// The C functions of bridge.cpp, from its shared library.
+struct Bridge {
+  void *(*graphNew)(const int64_t *, const int64_t *, int64_t, int64_t,
+                    int64_t, char *, size_t) = nullptr;
+  void (*graphFree)(void *) = nullptr;
+  void (*graphCounts)(const void *, int64_t *) = nullptr;
+  int (*initParam)(const char *, double, const int64_t *, size_t, float *,
+                   uint64_t, const char *, char *, size_t) = nullptr;
+  int (*call)(const rt::EntryInfo *, const rt::CallArgs *, char *,
+              size_t) = nullptr;
+  int (*abiVersion)() = nullptr;
+};
+Bridge *TheBridge = nullptr;
+
+template <typename F> void lookup(void *handle, const char *name, F &fn) {
+  fn = reinterpret_cast<F>(dlsym(handle, name));
+  if (!fn)
+    throw std::runtime_error(std::string("gnnc: the bridge library has no ") +
+                             name);
+}
+
+void loadBridge(const std::string &path) {
+  if (TheBridge)
+    return;
+  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    throw std::runtime_error("gnnc: cannot load " + path + ": " + dlerror());
+  auto b = std::make_unique<Bridge>();
+  lookup(handle, "gnnc_bridge_graph_new", b->graphNew);
+  lookup(handle, "gnnc_bridge_graph_free", b->graphFree);
+  lookup(handle, "gnnc_bridge_graph_counts", b->graphCounts);
+  lookup(handle, "gnnc_bridge_init_param", b->initParam);
+  lookup(handle, "gnnc_bridge_call", b->call);
+  lookup(handle, "gnnc_bridge_abi_version", b->abiVersion);
+  if (b->abiVersion() != rt::kAbiVersion)
+    throw std::runtime_error("gnnc: " + path + " speaks ABI version " +
+                             std::to_string(b->abiVersion()) +
+                             ", this extension " +
+                             std::to_string(rt::kAbiVersion));
+  TheBridge = b.release();
+}
+
+const Bridge &bridge() {
+  if (!TheBridge)
+    throw std::runtime_error("gnnc: the bridge library is not loaded");
+  return *TheBridge;
+}
+
+/// An rt::Graph owned by Python (built by the bridge): built once from an
+/// edge list, then passed to every call that takes the graph.
 struct TorchGraph {
-  rt::Graph graph;
+  void *Handle = nullptr;
+  int64_t Counts[3] = {}; // sources, destinations, edges
+  TorchGraph() = default;
+  TorchGraph(const TorchGraph &) = delete;
+  TorchGraph &operator=(const TorchGraph &) = delete;
+  ~TorchGraph() {
+    if (Handle)
+      TheBridge->graphFree(Handle);
+  }
 };
 
 at::Tensor indexRow(const at::Tensor &t, const char *what) {
@@ -54,15 +114,17 @@ std::shared_ptr<TorchGraph> graphFromEdges(const at::Tensor &src,
   at::Tensor d = indexRow(dst, "the destination row of edge_index");
   if (s.numel() != d.numel())
     throw py::value_error("gnnc: edge_index rows differ in length");
+  const Bridge &br = bridge();
   auto out = std::make_shared<TorchGraph>();
-  rt::Status st;
+  char err[1024] = {};
   {
     py::gil_scoped_release release;
-    st = rt::Graph::fromEdgeIndex(s.data_ptr<int64_t>(), d.data_ptr<int64_t>(),
-                                  s.numel(), numSrc, numDst, out->graph);
+    out->Handle = br.graphNew(s.data_ptr<int64_t>(), d.data_ptr<int64_t>(),
+                              s.numel(), numSrc, numDst, err, sizeof err);
   }
-  if (!st.ok())
-    throw py::value_error("gnnc: invalid edge_index: " + st.message());
+  if (!out->Handle)
+    throw py::value_error(std::string("gnnc: invalid edge_index: ") + err);
+  br.graphCounts(out->Handle, out->Counts);
   return out;
 }
 
@@ -214,13 +276,15 @@ public:
       workspace = at::empty({static_cast<int64_t>(bytes)}, at::kByte);
       b.Args.workspace = workspace.data_ptr();
     }
-    rt::Status st;
+    const Bridge &br = bridge();
+    char err[1024] = {};
+    int failed;
     {
       py::gil_scoped_release release;
-      st = e.call(b.Args);
+      failed = br.call(&e, &b.Args, err, sizeof err);
     }
-    if (!st.ok())
-      throw std::runtime_error("gnnc: " + st.message());
+    if (failed)
+      throw std::runtime_error(std::string("gnnc: ") + err);
   }
 
   std::string source() const { return Info->source; }
@@ -269,11 +333,12 @@ private:
                               "' cannot be passed from PyTorch");
       if (!graphs[g])
         throw py::value_error("gnnc: a graph argument is None");
-      if (k == rt::GraphKind::Graph && !graphs[g]->graph.isHomogeneous())
+      if (k == rt::GraphKind::Graph &&
+          graphs[g]->Counts[0] != graphs[g]->Counts[1])
         throw py::value_error(std::string("gnnc: ") + e.name +
                               ": a 'graph' argument needs as many sources as "
                               "destinations");
-      b.Graphs.push_back(&graphs[g]->graph);
+      b.Graphs.push_back(graphs[g]->Handle);
     }
     for (int64_t s : sizes)
       if (s < 0)
@@ -325,10 +390,11 @@ void initParam(const std::string &init, double arg, at::Tensor &t,
     throw py::value_error("gnnc: init_param needs a contiguous float32 CPU "
                           "tensor");
   std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
-  rt::Status st = rt::initParam(init, arg, shape.data(), shape.size(),
-                                t.data_ptr<float>(), rt::paramSeed(seed, path));
-  if (!st.ok())
-    throw py::value_error("gnnc: initialising " + path + ": " + st.message());
+  char err[1024] = {};
+  if (bridge().initParam(init.c_str(), arg, shape.data(), shape.size(),
+                         t.data_ptr<float>(), seed, path.c_str(), err,
+                         sizeof err))
+    throw py::value_error("gnnc: initialising " + path + ": " + err);
 }
 
 } // namespace
@@ -336,13 +402,14 @@ void initParam(const std::string &init, double arg, at::Tensor &t,
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "gnnc.torch's native part: graphs and calls of compiled modules";
   m.attr("abi_version") = rt::kAbiVersion;
+  m.def("load_bridge", &loadBridge, py::arg("path"));
   py::class_<TorchGraph, std::shared_ptr<TorchGraph>>(m, "Graph")
-      .def_property_readonly(
-          "num_src", [](const TorchGraph &g) { return g.graph.numSrc(); })
-      .def_property_readonly(
-          "num_dst", [](const TorchGraph &g) { return g.graph.numDst(); })
-      .def_property_readonly(
-          "num_edges", [](const TorchGraph &g) { return g.graph.numEdges(); });
+      .def_property_readonly("num_src",
+                             [](const TorchGraph &g) { return g.Counts[0]; })
+      .def_property_readonly("num_dst",
+                             [](const TorchGraph &g) { return g.Counts[1]; })
+      .def_property_readonly("num_edges",
+                             [](const TorchGraph &g) { return g.Counts[2]; });
   m.def("graph_from_edges", &graphFromEdges, py::arg("src"), py::arg("dst"),
         py::arg("num_src"), py::arg("num_dst"));
   py::class_<TorchModule>(m, "Module")

@@ -1,0 +1,472 @@
+"""gnnc layers and models as torch.nn.Modules (docs/python.md).
+
+    import gnnc.torch as gt
+    conv = gt.load("gat.gnn", "GATConv", in_dim=64, out_dim=8, heads=8)
+    out = conv(x, edge_index)
+    out.sum().backward()
+
+`load` compiles the definition with gnnc, builds the generated C++ and
+returns a module whose parameters are named as in the .gnn file. Calls go
+through the generated entry points: the plain forward without autograd,
+`F.train` and `F.backward` with it.
+"""
+
+import math
+import weakref
+
+import torch
+
+from . import _build
+from ._build import BuildError, GnncError
+
+__all__ = ["load", "Graph", "GnnModule", "GnncError", "BuildError",
+           "as_graph", "from_pyg_state_dict", "to_pyg_state_dict"]
+
+
+def _parse_init(text):
+    """'glorot' -> ('glorot', 0.0); 'normal(std=0.1)' -> ('normal', 0.1)."""
+    if "(" not in text:
+        return text, 0.0
+    name, inside = text.split("(", 1)
+    inside = inside.rstrip(")")
+    if "=" in inside:
+        inside = inside.split("=", 1)[1]
+    return name, float(inside)
+
+
+class Graph:
+    """A graph in the runtime's layout (CSR by destination and CSC by
+    source), built once from an edge list. Reuse one across layers and
+    steps; `as_graph` caches it on the tensor it was built from."""
+
+    def __init__(self, native):
+        self._native = native
+
+    @property
+    def num_src(self):
+        return self._native.num_src
+
+    @property
+    def num_dst(self):
+        return self._native.num_dst
+
+    @property
+    def num_nodes(self):
+        return self._native.num_dst
+
+    @property
+    def num_edges(self):
+        return self._native.num_edges
+
+    def __repr__(self):
+        return "gnnc.torch.Graph(num_src=%d, num_dst=%d, num_edges=%d)" % (
+            self.num_src, self.num_dst, self.num_edges)
+
+    @staticmethod
+    def from_edge_index(edge_index, num_nodes=None, num_dst=None):
+        """edge_index: int64 [2, E], row 0 the sources, row 1 the
+        destinations. num_nodes: the vertices (the sources of a block, whose
+        destinations are num_dst); by default one more than the largest
+        index."""
+        if not isinstance(edge_index, torch.Tensor):
+            raise TypeError("gnnc: edge_index must be a tensor, not %s" %
+                            type(edge_index).__name__)
+        if edge_index.dim() != 2 or edge_index.size(0) != 2:
+            raise ValueError("gnnc: edge_index must have shape [2, E], not %s"
+                             % list(edge_index.shape))
+        if edge_index.dtype != torch.long:
+            raise TypeError("gnnc: edge_index must be int64 (torch.long), "
+                            "not %s" % edge_index.dtype)
+        ei = edge_index.detach()
+        if type(ei) is not torch.Tensor:      # PyG's EdgeIndex and the like
+            ei = ei.as_subclass(torch.Tensor)
+        if num_nodes is None:
+            num_nodes = int(ei.max()) + 1 if ei.numel() else 0
+        if num_dst is None:
+            num_dst = num_nodes
+        return Graph(_build.glue().graph_from_edges(
+            ei[0], ei[1], int(num_nodes), int(num_dst)))
+
+    @staticmethod
+    def from_csr(rowptr, col, num_src=None):
+        """CSR by destination: the in-edges of destination v are
+        col[rowptr[v]:rowptr[v+1]] (their sources)."""
+        rowptr, col = _index_pair(rowptr, col, "rowptr", "col")
+        dst = torch.repeat_interleave(
+            torch.arange(rowptr.numel() - 1), rowptr[1:] - rowptr[:-1])
+        n = rowptr.numel() - 1
+        return Graph.from_edge_index(torch.stack([col, dst]),
+                                     num_nodes=n if num_src is None else
+                                     num_src, num_dst=n)
+
+    @staticmethod
+    def from_csc(colptr, row, num_dst=None):
+        """CSC by source: the out-edges of source u are
+        row[colptr[u]:colptr[u+1]] (their destinations)."""
+        colptr, row = _index_pair(colptr, row, "colptr", "row")
+        src = torch.repeat_interleave(
+            torch.arange(colptr.numel() - 1), colptr[1:] - colptr[:-1])
+        n = colptr.numel() - 1
+        return Graph.from_edge_index(torch.stack([src, row]), num_nodes=n,
+                                     num_dst=n if num_dst is None else num_dst)
+
+
+def _index_pair(ptr, idx, pname, iname):
+    for t, name in ((ptr, pname), (idx, iname)):
+        if not isinstance(t, torch.Tensor) or t.dtype != torch.long or \
+                t.dim() != 1:
+            raise TypeError("gnnc: %s must be a 1-D int64 tensor" % name)
+    if ptr.numel() == 0 or int(ptr[0]) != 0 or int(ptr[-1]) != idx.numel() \
+            or bool((ptr[1:] < ptr[:-1]).any()):
+        raise ValueError("gnnc: %s must start at 0, never decrease and end at "
+                         "len(%s) = %d" % (pname, iname, idx.numel()))
+    return ptr.detach().cpu(), idx.detach().cpu()
+
+
+def as_graph(obj, num_nodes=None):
+    """A Graph from what PyG users pass as the graph:
+    * a Graph;
+    * an edge_index tensor [2, E] (also PyG's EdgeIndex);
+    * a torch sparse adjacency adj_t (COO or CSR, [N, N], row = destination,
+      column = source, as PyG's `adj_t`), whose values must all be 1: a
+      layer computes its own edge weights;
+    * a (rowptr, col) pair: CSR by destination.
+    The graph built from a tensor is cached on that tensor and rebuilt only
+    when it changes in place (its version counter) or num_nodes differs."""
+    if isinstance(obj, Graph):
+        if num_nodes is not None and obj.num_src != num_nodes:
+            raise ValueError("gnnc: the graph has %d vertices, the features "
+                             "%d rows" % (obj.num_src, num_nodes))
+        return obj
+    if isinstance(obj, tuple) and len(obj) == 2:
+        return Graph.from_csr(obj[0], obj[1], num_src=num_nodes)
+    if not isinstance(obj, torch.Tensor):
+        raise TypeError("gnnc: cannot use %s as a graph (pass an edge_index "
+                        "tensor, a sparse adjacency, a (rowptr, col) pair or "
+                        "a gnnc.torch.Graph)" % type(obj).__name__)
+    if obj.device.type != "cpu":
+        raise ValueError("gnnc: the graph is on %s; this build of gnnc.torch "
+                         "runs on the CPU" % obj.device)
+    key = (obj._version, num_nodes)
+    cached = getattr(obj, "_gnnc_graph", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    if obj.layout == torch.sparse_coo or obj.layout == torch.sparse_csr:
+        g = _from_sparse(obj, num_nodes)
+    else:
+        g = Graph.from_edge_index(obj, num_nodes=num_nodes)
+    try:
+        obj._gnnc_graph = (key, g)
+    except (AttributeError, RuntimeError):
+        pass
+    return g
+
+
+def _from_sparse(adj, num_nodes):
+    if adj.dim() != 2 or adj.size(0) != adj.size(1):
+        raise ValueError("gnnc: a sparse adjacency must be square, not %s" %
+                         list(adj.shape))
+    if num_nodes is not None and adj.size(0) != num_nodes:
+        raise ValueError("gnnc: the adjacency is %d x %d, the features have "
+                         "%d rows" % (adj.size(0), adj.size(1), num_nodes))
+    if adj.layout == torch.sparse_csr:
+        values = adj.values()
+        rowptr, col = adj.crow_indices(), adj.col_indices()
+        dst = torch.repeat_interleave(torch.arange(adj.size(0)),
+                                      rowptr[1:] - rowptr[:-1])
+        src = col
+    else:
+        adj = adj.coalesce()
+        values = adj.values()
+        dst, src = adj.indices()
+    if values.numel() and not bool((values == 1).all()):
+        raise ValueError("gnnc: the sparse adjacency has values other than 1; "
+                         "a gnnc layer computes its own edge weights, so pass "
+                         "the pattern (or an edge_index)")
+    return Graph.from_edge_index(torch.stack([src.long(), dst.long()]),
+                                 num_nodes=adj.size(0))
+
+
+class _Entry:
+    def __init__(self, info, index):
+        self.index = index
+        self.name = info["name"]
+        self.kind = info["kind"]
+        self.graphs = list(info["graphs"])
+        self.sizes = list(info["sizes"])
+        self.args = info["args"]
+        self.results = info["results"]
+
+
+class _Call(torch.autograd.Function):
+    """One call of an entry point: the plain forward when no gradient is
+    needed, else F.train now and F.backward in backward()."""
+
+    @staticmethod
+    def forward(ctx, mod, graphs, sizes, training, seed, *tensors):
+        lib = mod._lib
+        natives = [g._native for g in graphs]
+        tr = mod._train
+        shapes = lib.shapes(tr.index, natives, sizes)
+        outs = [torch.empty(s) for s in shapes[len(tr.args):]]
+        lib.call(tr.index, natives, sizes, list(tensors), outs, training,
+                 seed)
+        saved = {r["name"]: t for r, t in zip(tr.results, outs)
+                 if r["role"] == "saved"}
+        ctx.mod, ctx.graphs, ctx.sizes = mod, graphs, sizes
+        ctx.training, ctx.seed = training, seed
+        ctx.saved_names = list(saved)
+        ctx.save_for_backward(*tensors, *saved.values())
+        return outs[0]
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, cotangent):
+        mod = ctx.mod
+        fwd, bwd = mod._train, mod._backward
+        stored = ctx.saved_tensors
+        nargs = len(fwd.args)
+        by_name = {a["name"]: t for a, t in zip(fwd.args, stored[:nargs])}
+        saved = dict(zip(ctx.saved_names, stored[nargs:]))
+        inputs = []
+        for a in bwd.args:
+            if a["role"] == "saved":
+                inputs.append(saved[a["name"]])
+            elif a["name"] in by_name:
+                inputs.append(by_name[a["name"]])
+            else:                       # the cotangent, after the saved ones
+                inputs.append(cotangent.contiguous())
+        natives = [g._native for g in ctx.graphs]
+        shapes = mod._lib.shapes(bwd.index, natives, ctx.sizes)[len(bwd.args):]
+        wanted = {a["name"]: need for a, need in
+                  zip(fwd.args, ctx.needs_input_grad[5:])}
+        outs = []
+        for r, shape in zip(bwd.results, shapes):
+            role_of = next((a["role"] for a in fwd.args
+                            if a["name"] == r["name"]), None)
+            if role_of == "input" and not wanted.get(r["name"], False):
+                outs.append(None)     # skipped by the backward (ABI)
+            else:
+                outs.append(torch.empty(shape))
+        mod._lib.call(bwd.index, natives, ctx.sizes, inputs, outs,
+                      ctx.training, ctx.seed)
+        grads = {r["name"]: t for r, t in zip(bwd.results, outs)}
+        result = [None] * 5
+        for a, need in zip(fwd.args, ctx.needs_input_grad[5:]):
+            result.append(grads.get(a["name"]) if need else None)
+        return tuple(result)
+
+
+class GnnModule(torch.nn.Module):
+    """A compiled gnnc layer or model. Parameters are registered under their
+    .gnn paths ("conv1.W" is the parameter W of submodule conv1), so
+    state_dict() keys are those paths.
+
+    forward(*args): the graph (anything `as_graph` takes) and the tensor
+    inputs, in any order relative to each other (PyG's `conv(x, edge_index)`
+    and gnnc's `conv(g, x)` both work); tensor inputs keep the order of the
+    .gnn definition. Keyword `num_nodes` overrides the vertex count taken
+    from the first input's rows."""
+
+    def __init__(self, library, entry, source, defines):
+        super().__init__()
+        glue = _build.glue()
+        self._lib = glue.Module(library)
+        self.source, self.entry, self.defines = source, entry, dict(defines)
+        entries = {e["name"]: _Entry(e, i)
+                   for i, e in enumerate(self._lib.entries())}
+        if entry is None:
+            tops = [e for e in entries.values() if e.kind in ("layer", "model")
+                    and "." not in e.name]
+            if len(tops) != 1:
+                raise ValueError("gnnc: %s defines %s; name the one to load" %
+                                 (source, ", ".join(sorted(e.name for e in
+                                                           tops))))
+            entry = tops[0].name
+        if entry not in entries:
+            raise ValueError("gnnc: %s has no layer or model %r" %
+                             (source, entry))
+        self._forward = entries[entry]
+        self._train = entries.get(entry + ".train")
+        self._backward = entries.get(entry + ".backward")
+        if self._train is None or self._backward is None:
+            raise BuildError("gnnc: %s was built without %s.train and "
+                             "%s.backward" % (library, entry, entry))
+        if len(self._forward.results) != 1:
+            raise ValueError("gnnc: %s returns %d tensors; gnnc.torch calls "
+                             "functions with one result" %
+                             (entry, len(self._forward.results)))
+        for g in self._forward.graphs:
+            if g not in ("graph", "block"):
+                raise ValueError("gnnc: %s takes a %s graph, which gnnc.torch "
+                                 "does not pass yet" % (entry, g))
+        self._param_paths = []
+        for a in self._forward.args:
+            if a["role"] != "param":
+                continue
+            try:
+                shape = [int(d) for d in a["dims"]]
+            except ValueError:
+                raise ValueError("gnnc: parameter %s has a shape that depends "
+                                 "on the graph (%s)" % (a["name"], a["dims"]))
+            owner = self
+            parts = a["name"].split(".")
+            for p in parts[:-1]:
+                if p not in owner._modules:
+                    owner.add_module(p, torch.nn.Module())
+                owner = owner._modules[p]
+            owner.register_parameter(parts[-1],
+                                     torch.nn.Parameter(torch.empty(shape)))
+            self._param_paths.append((a["name"], a["init"]))
+        self._inputs = [a for a in self._forward.args if a["role"] == "input"]
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Initialises every parameter by its .gnn initialiser, from a seed
+        drawn from PyTorch's default generator (torch.manual_seed)."""
+        seed = int(torch.randint(0, 2 ** 62, ()).item())
+        params = dict(self.named_parameters())
+        glue = _build.glue()
+        with torch.no_grad():
+            for path, init in self._param_paths:
+                name, arg = _parse_init(init)
+                glue.init_param(name, arg, params[path].data, seed, path)
+
+    def extra_repr(self):
+        text = "%s from %s" % (self._forward.name, self.source)
+        if self.defines:
+            text += ", " + ", ".join("%s=%s" % kv for kv in
+                                     sorted(self.defines.items()))
+        return text
+
+    def _split(self, args, num_nodes):
+        graphs, tensors = [], []
+        for a in args:
+            if isinstance(a, torch.Tensor) and a.is_floating_point() and \
+                    a.layout == torch.strided:
+                tensors.append(a)
+            else:
+                graphs.append(a)
+        if len(graphs) != len(self._forward.graphs):
+            raise TypeError("gnnc: %s takes %d graph(s) and %d tensor(s), got "
+                            "%d and %d" % (self._forward.name,
+                                           len(self._forward.graphs),
+                                           len(self._inputs), len(graphs),
+                                           len(tensors)))
+        if len(tensors) != len(self._inputs):
+            raise TypeError("gnnc: %s takes %d tensor input(s) (%s), got %d" %
+                            (self._forward.name, len(self._inputs),
+                             ", ".join(a["name"] for a in self._inputs),
+                             len(tensors)))
+        if num_nodes is None and tensors and len(graphs) == 1 and \
+                self._inputs[0]["dims"][:1] == ["N"]:
+            num_nodes = tensors[0].size(0) if tensors[0].dim() else None
+        return [as_graph(g, num_nodes) for g in graphs], tensors
+
+    def _sizes(self, tensors):
+        sizes = []
+        for name in self._forward.sizes:
+            for a, t in zip(self._inputs, tensors):
+                if name in a["dims"] and t.dim() == len(a["dims"]):
+                    sizes.append(t.size(a["dims"].index(name)))
+                    break
+            else:
+                raise ValueError("gnnc: cannot tell the size %s of %s from "
+                                 "its inputs" % (name, self._forward.name))
+        return sizes
+
+    def forward(self, *args, num_nodes=None):
+        graphs, tensors = self._split(args, num_nodes)
+        sizes = self._sizes(tensors)
+        params = dict(self.named_parameters())
+        ordered, it = [], iter(tensors)
+        for a in self._forward.args:
+            ordered.append(params[a["name"]] if a["role"] == "param"
+                           else next(it))
+        seed = int(torch.randint(0, 2 ** 62, ()).item()) if self.training \
+            else 0
+        if torch.is_grad_enabled() and any(t.requires_grad for t in ordered):
+            return _Call.apply(self, graphs, sizes, self.training, seed,
+                               *ordered)
+        return self._call_plain(graphs, sizes, ordered, seed)
+
+    def _call_plain(self, graphs, sizes, tensors, seed):
+        fwd = self._forward
+        natives = [g._native for g in graphs]
+        shapes = self._lib.shapes(fwd.index, natives, sizes)
+        outs = [torch.empty(s) for s in shapes[len(fwd.args):]]
+        self._lib.call(fwd.index, natives, sizes,
+                       [t.detach() for t in tensors], outs, self.training,
+                       seed)
+        return outs[0]
+
+
+def load(path, name=None, *, verbose=False, **hparams):
+    """Compiles layer or model `name` of the .gnn file `path` (the only one
+    when None) with the given hyper-parameters (gnnc -D NAME=VALUE), builds
+    it (cached by the hash of the source, the options and gnnc) and returns
+    a GnnModule. Raises GnncError with gnnc's message for a bad .gnn file."""
+    library = _build.build_module(path, name, hparams, verbose=verbose)
+    return GnnModule(library, name, path, hparams)
+
+
+# --- PyG parameter mapping -------------------------------------------------
+
+def _pyg_rules(kind):
+    """(gnnc name, PyG name, to_gnnc, to_pyg) for the PyG layer matching each
+    layer of dsl-examples/. The transposes follow PyG's Linear (weight is
+    [out, in]; gnnc's W is [in, out])."""
+    t = (lambda w: w.t().contiguous())
+    same = (lambda w: w.clone())
+    head = (lambda a: a.reshape(a.shape[-2:]).clone())       # [1,H,C]->[H,C]
+    unhead = (lambda a: a.unsqueeze(0).clone())
+    # A PyG name may be a tuple of the names different PyG versions use
+    # (GATConv's one linear is lin_src up to 2.4, lin from 2.5 on).
+    rules = {
+        "GCNConv": [("W", "lin.weight", t, t), ("b", "bias", same, same)],
+        "GATConv": [("W", ("lin.weight", "lin_src.weight"), t, t),
+                    ("a_src", "att_src", head, unhead),
+                    ("a_dst", "att_dst", head, unhead),
+                    ("b", "bias", same, same)],
+        "SAGEConv": [("W_self", "lin_r.weight", t, t),
+                     ("W_neigh", "lin_l.weight", t, t),
+                     ("b", "lin_l.bias", same, same)],
+        "SAGEPoolConv": [("W_pool", "lin.weight", t, t),
+                         ("b_pool", "lin.bias", same, same),
+                         ("W_self", "lin_r.weight", t, t),
+                         ("W_neigh", "lin_l.weight", t, t),
+                         ("b", "lin_l.bias", same, same)],
+        "GINConv": [("W1", "nn.0.weight", t, t), ("b1", "nn.0.bias", same, same),
+                    ("W2", "nn.2.weight", t, t), ("b2", "nn.2.bias", same, same)],
+    }
+    if kind not in rules:
+        raise ValueError("gnnc: no PyG mapping for %r (known: %s)" %
+                         (kind, ", ".join(sorted(rules))))
+    return rules[kind]
+
+
+def from_pyg_state_dict(kind, state, prefix=""):
+    """A gnnc state_dict from a PyG layer's state_dict: kind is the gnnc
+    layer (GCNConv, GATConv, SAGEConv of dsl-examples/), prefix the gnnc path
+    of the layer inside a model ("conv1.")."""
+    out = {}
+    for ours, theirs, to_gnnc, _ in _pyg_rules(kind):
+        names = theirs if isinstance(theirs, tuple) else (theirs,)
+        found = [n for n in names if n in state]
+        if not found:
+            raise KeyError("gnnc: the PyG state_dict has no %s" %
+                           " or ".join(repr(n) for n in names))
+        out[prefix + ours] = to_gnnc(state[found[0]])
+    return out
+
+
+def to_pyg_state_dict(kind, state, prefix="", pyg_names=None):
+    """The inverse of from_pyg_state_dict. pyg_names: the keys of the target
+    PyG layer's state_dict, to pick between the names of PyG versions."""
+    out = {}
+    for ours, theirs, _, to_pyg in _pyg_rules(kind):
+        names = theirs if isinstance(theirs, tuple) else (theirs,)
+        name = next((n for n in names if pyg_names is None or
+                     n in pyg_names), names[0])
+        out[name] = to_pyg(state[prefix + ours])
+    return out
