@@ -6,7 +6,7 @@ check fails (exit status 1) when
 
   * a path in backticks in a row's first column does not exist (a path that
     ends in "/" must be a folder);
-  * a folder under compiler/, runtime/, tests/, tools/ or dsl-examples/ is not
+  * a folder under compiler/, runtime/, tests/, tools/, dsl-examples/ or python/ is not
     covered by the table. A folder is covered when it or one of its parents
     has a row, or when it only groups folders that have rows (it holds no file
     other than CMakeLists.txt and is a parent of a row's folder). Test inputs
@@ -25,7 +25,7 @@ import os
 import re
 import sys
 
-TOP_FOLDERS = ("compiler", "runtime", "tests", "tools", "dsl-examples")
+TOP_FOLDERS = ("compiler", "runtime", "tests", "tools", "dsl-examples", "python")
 SKIPPED_NAMES = ("corpus", "Inputs", "testdata", "__pycache__")
 FILE_NAME = re.compile(
     r"^[A-Za-z0-9_.+-]+\.(h|hpp|cpp|cuh|cu|c|td|def|py|sh|in|txt|md|json|gnn|mlir|test|cmake)$"
