@@ -126,13 +126,23 @@ def glue(verbose=False):
             name="gnnc_torch_glue_" + key,
             sources=[src],
             extra_include_paths=[os.path.join(prefix, "include")],
-            extra_cflags=["-O2", "-std=c++17"],
+            extra_cflags=["-O2"] + _std_flag(torch.__version__),
             extra_ldflags=["-ldl"],
             build_directory=build_dir,
             verbose=verbose)
         ext.load_bridge(_bridge(prefix, verbose))
         _glue[prefix] = ext
         return ext
+
+
+def _std_flag(version):
+    """The glue needs C++17. PyTorch's extension flags give C++14 before
+    2.1 (so ask for 17) and C++17 or 20 since (keep theirs: the headers of
+    2.10 and later need 20)."""
+    m = re.match(r"(\d+)\.(\d+)", version)
+    if m and (int(m.group(1)), int(m.group(2))) < (2, 1):
+        return ["-std=c++17"]
+    return []
 
 
 def _compiler():
