@@ -34,8 +34,8 @@ namespace {
 
 /// The C functions of bridge.cpp, from its shared library.
 struct Bridge {
-  void *(*graphNew)(const int64_t *, const int64_t *, int64_t, int64_t,
-                    int64_t, char *, size_t) = nullptr;
+  void *(*graphNew)(const int64_t *, const int64_t *, int64_t, int64_t, int64_t,
+                    char *, size_t) = nullptr;
   void (*graphFree)(void *) = nullptr;
   void (*graphCounts)(const void *, int64_t *) = nullptr;
   int (*initParam)(const char *, double, const int64_t *, size_t, float *,
@@ -171,8 +171,7 @@ public:
     if (!Handle)
       throw std::runtime_error("gnnc: cannot load " + path + ": " + dlerror());
     using InfoFn = const rt::ModuleInfo *(*)();
-    auto fn =
-        reinterpret_cast<InfoFn>(dlsym(Handle, "gnnc_torch_module_info"));
+    auto fn = reinterpret_cast<InfoFn>(dlsym(Handle, "gnnc_torch_module_info"));
     if (!fn)
       throw std::runtime_error("gnnc: " + path +
                                " has no gnnc_torch_module_info()");
@@ -258,8 +257,8 @@ public:
     for (int r = 0; r < e.numResults; ++r) {
       const rt::TensorInfo &t = e.results[r];
       if (outputs[r].has_value())
-        out[r] = const_cast<float *>(
-            checked(e, t, *outputs[r], b.Dims.data() + at));
+        out[r] =
+            const_cast<float *>(checked(e, t, *outputs[r], b.Dims.data() + at));
       else if (!optionalResult(e, t))
         throw py::value_error(std::string("gnnc: ") + e.name + ": result '" +
                               t.name + "' is not optional");
@@ -328,8 +327,7 @@ private:
       rt::GraphKind k = e.graphKinds[g];
       if (k != rt::GraphKind::Graph && k != rt::GraphKind::Block)
         throw py::value_error(std::string("gnnc: ") + e.name +
-                              ": graph arguments of kind '" +
-                              graphKindName(k) +
+                              ": graph arguments of kind '" + graphKindName(k) +
                               "' cannot be passed from PyTorch");
       if (!graphs[g])
         throw py::value_error("gnnc: a graph argument is None");
@@ -372,9 +370,10 @@ private:
       same = x.size(i) == dims[i];
     if (!same) {
       std::vector<int64_t> got(x.sizes().begin(), x.sizes().end());
-      throw py::value_error(what + " has shape " +
-                            shapeText(got.data(), static_cast<int>(got.size())) +
-                            ", expected " + shapeText(dims, t.rank));
+      throw py::value_error(
+          what + " has shape " +
+          shapeText(got.data(), static_cast<int>(got.size())) + ", expected " +
+          shapeText(dims, t.rank));
     }
     return x.numel() == 0 ? nullptr : x.data_ptr<float>();
   }
