@@ -19,6 +19,7 @@ All live under the cache folder (``$GNNC_TORCH_CACHE``, else
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -222,9 +223,11 @@ def build_module(path, entry, defines, verbose=False):
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise ValueError("gnnc: %r is not a hyper-parameter name" % name)
         define_args += ["-D", "%s=%s" % (name, _define_text(defines[name]))]
+    # $GNNC_TORCH_CXXFLAGS adds flags of the user's (-march=native).
+    flags = _FLAGS + shlex.split(os.environ.get("GNNC_TORCH_CXXFLAGS", ""))
     key = _hash(source, path, entry or "", " ".join(define_args),
                 gnnc_version(prefix), prefix, _compiler(),
-                " ".join(_FLAGS))[:24]
+                " ".join(flags))[:24]
     folder = os.path.join(cache_root(), "modules", key)
     library = os.path.join(folder, "module.so")
     if os.path.exists(library):
@@ -247,7 +250,7 @@ def build_module(path, entry, defines, verbose=False):
         shim = os.path.join(work, "module_info.cpp")
         with open(shim, "w") as f:
             f.write(_SHIM.format(header=os.path.join(gen, stem + ".h")))
-        cmd = [_compiler()] + _FLAGS + [
+        cmd = [_compiler()] + flags + [
             "-shared", "-I", os.path.join(prefix, "include"),
             os.path.join(gen, stem + ".cpp"), shim,
             "-o", os.path.join(work, "module.so")] + _link(prefix)

@@ -299,6 +299,21 @@ class Module(unittest.TestCase):
         self.assertIsNot(gt.as_graph(ei2, n), g1)
 
 
+    def test_reused_workspace_across_sizes(self):
+        """A module reuses its workspace; calls on graphs of other sizes in
+        between (a larger one grows it) leave results unchanged."""
+        torch.manual_seed(0)
+        layer = gt.load(example("gat.gnn"), "GATConv", in_dim=4, out_dim=3,
+                        heads=2)
+        layer.eval()
+        small, big = random_graph(10, 30, seed=8), random_graph(60, 400, 9)
+        xs, xb = torch.randn(11, 4), torch.randn(61, 4)
+        first = layer(xs, small)
+        big_out = layer(xb, big)
+        self.assertTrue(torch.equal(layer(xs, small), first))
+        self.assertTrue(torch.equal(layer(xb, big), big_out))
+
+
 def _pattern(ei, n):
     return torch.sparse_coo_tensor(torch.stack([ei[1], ei[0]]),
                                    torch.ones(ei.size(1)), (n, n)).coalesce()

@@ -7,6 +7,11 @@
         [--max-time S] [--threads T] [--seed S]
     /usr/bin/python3 tools/benchmarks/anchor.py --probe
 
+--impl gnnc-torch runs gnnc's own layer (the dsl-examples file and
+hyper-parameters bench.py's LAYERS names) through gnnc.torch (python/,
+docs/python.md), called as PyG's is: it needs GNNC_PREFIX (an installed
+gnnc) and python/ on PYTHONPATH.
+
 Prints one JSON object on stdout, with the same fields as gnnc-bench: the
 time of every timed repetition and their median, the process's CPU time of
 each repetition and its median, the resident set once the
@@ -102,6 +107,10 @@ def versions(impl):
         v["torch_geometric"] = torch_geometric.__version__
         v["pyg_extensions"] = {k: bool(getattr(T, k)) for k in dir(T)
                                if k.startswith("WITH_")}
+    if impl == "gnnc-torch":
+        import gnnc
+        v["gnnc_python"] = gnnc.__version__
+        v["gnnc_prefix"] = os.environ.get("GNNC_PREFIX", "")
     if impl == "dgl":
         dgl, note = import_dgl()
         v["dgl"] = dgl.__version__
@@ -155,6 +164,12 @@ def probe():
 
 def build_layer(impl, layer, F):
     import torch
+    if impl == "gnnc-torch":
+        import gnnc.torch as gt
+        from bench import LAYERS, ROOT
+        spec = LAYERS[layer]
+        return gt.load(str(ROOT / spec["source"]), spec["entry"],
+                       **spec["defines"](F))
     if impl == "dgl":
         from dgl.nn import GATConv, GINConv, GraphConv, SAGEConv
         if layer == "gcn":
@@ -230,7 +245,7 @@ def run(args):
     F = args.width
 
     graph = None
-    if impl == "pyg":
+    if impl in ("pyg", "gnnc-torch"):
         graph = edge_index
     elif impl == "pyg-sparse":
         src, dst = edge_index[0], edge_index[1]
@@ -293,6 +308,11 @@ def run(args):
             else:
                 def layer_fn():
                     return model(graph, x)
+        elif impl == "gnnc-torch" and args.layer == "gin":
+            w = torch.ones(E)
+
+            def layer_fn():
+                return model(x, w, graph)
         else:
             def layer_fn():
                 return model(x, graph)
@@ -407,7 +427,7 @@ def finish(result, times, args):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--probe", action="store_true")
-    p.add_argument("--impl", choices=["pyg", "pyg-sparse", "dgl"])
+    p.add_argument("--impl", choices=["pyg", "pyg-sparse", "dgl", "gnnc-torch"])
     p.add_argument("--layer")
     p.add_argument("--width", type=int, default=64)
     p.add_argument("--graph")

@@ -1,20 +1,25 @@
 """Finding gnnc, compiling a .gnn definition and building it, with a cache.
 
-A module is built in two parts:
+Three parts, all built on first use:
 
 * the glue (``csrc/torch_glue.cpp``), a PyTorch C++ extension built once per
   PyTorch version and gnnc installation by ``torch.utils.cpp_extension``;
-* the model: ``gnnc --emit=cpp --training`` output compiled into a plain
+* the bridge (``csrc/bridge.cpp``), a small shared library compiled like
+  gnnc's runtime, through which the glue builds graphs and makes calls
+  without passing C++ library types between the two (PyTorch may use
+  another std::string ABI);
+* per model: ``gnnc --emit=cpp --training`` output compiled into a plain
   shared library (no PyTorch headers, so a new model builds in seconds),
   which the glue loads.
 
-Both live under the cache folder (``$GNNC_TORCH_CACHE``, else
+All live under the cache folder (``$GNNC_TORCH_CACHE``, else
 ``~/.cache/gnnc/torch``), keyed by a hash of everything that goes into them.
 """
 
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -118,18 +123,69 @@ def glue(verbose=False):
                         gnnc_version(prefix), prefix)[:16]
         build_dir = os.path.join(cache_root(), "glue-" + key)
         os.makedirs(build_dir, exist_ok=True)
-        lib = os.path.join(prefix, "lib")
         ext = cpp_extension.load(
             name="gnnc_torch_glue_" + key,
             sources=[src],
             extra_include_paths=[os.path.join(prefix, "include")],
-            extra_cflags=["-O2", "-std=c++17"],
-            extra_ldflags=[os.path.join(lib, "libgnnc_runtime.a"), "-lfmt",
-                           "-ldl"],
+            extra_cflags=["-O2"] + _std_flag(torch.__version__),
+            extra_ldflags=["-ldl"],
             build_directory=build_dir,
             verbose=verbose)
+        ext.load_bridge(_bridge(prefix, verbose))
         _glue[prefix] = ext
         return ext
+
+
+def _std_flag(version):
+    """The glue needs C++17. PyTorch's extension flags give C++14 before
+    2.1 (so ask for 17) and C++17 or 20 since (keep theirs: the headers of
+    2.10 and later need 20)."""
+    m = re.match(r"(\d+)\.(\d+)", version)
+    if m and (int(m.group(1)), int(m.group(2))) < (2, 1):
+        return ["-std=c++17"]
+    return []
+
+
+def _compiler():
+    return os.environ.get("CXX", "c++")
+
+
+# What the bridge and the modules are compiled with: the runtime's own
+# settings (and its C++ library ABI), not PyTorch's.
+_FLAGS = ["-std=c++17", "-O3", "-DNDEBUG", "-fopenmp", "-fPIC"]
+
+
+def _link(prefix):
+    lib = os.path.join(prefix, "lib")
+    return ["-Wl,-z,defs", os.path.join(lib, "libgnnc_ops.a"),
+            os.path.join(lib, "libgnnc_runtime.a"), "-lfmt", "-lopenblas",
+            "-fopenmp"]
+
+
+def _bridge(prefix, verbose):
+    """csrc/bridge.cpp as a shared library: the C interface between the
+    extension and gnnc's runtime (see that file)."""
+    src = os.path.join(os.path.dirname(__file__), "csrc", "bridge.cpp")
+    with open(src, "rb") as f:
+        key = _hash(f.read(), gnnc_version(prefix), prefix, _compiler(),
+                    " ".join(_FLAGS))[:16]
+    library = os.path.join(cache_root(), "bridge-" + key + ".so")
+    if os.path.exists(library):
+        return library
+    os.makedirs(cache_root(), exist_ok=True)
+    tmp = "%s.%d.tmp" % (library, os.getpid())
+    cmd = [_compiler()] + _FLAGS + ["-shared", "-I",
+                                    os.path.join(prefix, "include"), src,
+                                    "-o", tmp] + _link(prefix)
+    if verbose:
+        print("gnnc.torch: " + " ".join(cmd), file=sys.stderr)
+    try:
+        _run(cmd, "compiling the bridge")
+        os.replace(tmp, library)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return library
 
 
 def _define_text(value):
@@ -167,10 +223,11 @@ def build_module(path, entry, defines, verbose=False):
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise ValueError("gnnc: %r is not a hyper-parameter name" % name)
         define_args += ["-D", "%s=%s" % (name, _define_text(defines[name]))]
-    cxx = os.environ.get("CXX", "c++")
-    flags = ["-std=c++17", "-O3", "-DNDEBUG", "-fopenmp", "-fPIC"]
+    # $GNNC_TORCH_CXXFLAGS adds flags of the user's (-march=native).
+    flags = _FLAGS + shlex.split(os.environ.get("GNNC_TORCH_CXXFLAGS", ""))
     key = _hash(source, path, entry or "", " ".join(define_args),
-                gnnc_version(prefix), prefix, cxx, " ".join(flags))[:24]
+                gnnc_version(prefix), prefix, _compiler(),
+                " ".join(flags))[:24]
     folder = os.path.join(cache_root(), "modules", key)
     library = os.path.join(folder, "module.so")
     if os.path.exists(library):
@@ -193,15 +250,10 @@ def build_module(path, entry, defines, verbose=False):
         shim = os.path.join(work, "module_info.cpp")
         with open(shim, "w") as f:
             f.write(_SHIM.format(header=os.path.join(gen, stem + ".h")))
-        lib = os.path.join(prefix, "lib")
-        cmd = [cxx] + flags + [
+        cmd = [_compiler()] + flags + [
             "-shared", "-I", os.path.join(prefix, "include"),
             os.path.join(gen, stem + ".cpp"), shim,
-            "-o", os.path.join(work, "module.so"),
-            "-Wl,-z,defs",
-            os.path.join(lib, "libgnnc_ops.a"),
-            os.path.join(lib, "libgnnc_runtime.a"),
-            "-lfmt", "-lopenblas", "-fopenmp"]
+            "-o", os.path.join(work, "module.so")] + _link(prefix)
         if verbose:
             print("gnnc.torch: " + " ".join(cmd), file=sys.stderr)
         _run(cmd, "compiling the generated C++")

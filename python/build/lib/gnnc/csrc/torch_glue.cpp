@@ -7,16 +7,21 @@
 // gnnc_torch_module_info(), returning its `gnnc_module`. This extension is
 // built once per PyTorch and gnnc installation; a module is only dlopen()ed,
 // so a new model compiles without PyTorch's headers.
+//
+// This file may be compiled with another C++ library ABI than gnnc's runtime
+// (PyTorch wheels before 2.7 use -D_GLIBCXX_USE_CXX11_ABI=0), so it calls
+// nothing of the runtime that passes a std::string: graphs, initialisers and
+// the calls themselves go through the C functions of bridge.cpp. What it
+// reads directly are the reflection tables, plain structs of Abi.h.
 
 #include <torch/extension.h>
 
 #include "gnnc/runtime/Abi.h"
-#include "gnnc/runtime/Graph.h"
-#include "gnnc/runtime/Train.h"
 
 #include <dlfcn.h>
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -28,10 +33,66 @@ namespace rt = gnnc::rt;
 
 namespace {
 
-/// An rt::Graph owned by Python: built once from an edge list, then passed
-/// to every call that takes the graph.
+/// The C functions of bridge.cpp, from its shared library.
+struct Bridge {
+  void *(*graphNew)(const int64_t *, const int64_t *, int64_t, int64_t, int64_t,
+                    char *, size_t) = nullptr;
+  void (*graphFree)(void *) = nullptr;
+  void (*graphCounts)(const void *, int64_t *) = nullptr;
+  int (*initParam)(const char *, double, const int64_t *, size_t, float *,
+                   uint64_t, const char *, char *, size_t) = nullptr;
+  int (*call)(const rt::EntryInfo *, const rt::CallArgs *, char *,
+              size_t) = nullptr;
+  int (*abiVersion)() = nullptr;
+};
+Bridge *TheBridge = nullptr;
+
+template <typename F> void lookup(void *handle, const char *name, F &fn) {
+  fn = reinterpret_cast<F>(dlsym(handle, name));
+  if (!fn)
+    throw std::runtime_error(std::string("gnnc: the bridge library has no ") +
+                             name);
+}
+
+void loadBridge(const std::string &path) {
+  if (TheBridge)
+    return;
+  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    throw std::runtime_error("gnnc: cannot load " + path + ": " + dlerror());
+  auto b = std::make_unique<Bridge>();
+  lookup(handle, "gnnc_bridge_graph_new", b->graphNew);
+  lookup(handle, "gnnc_bridge_graph_free", b->graphFree);
+  lookup(handle, "gnnc_bridge_graph_counts", b->graphCounts);
+  lookup(handle, "gnnc_bridge_init_param", b->initParam);
+  lookup(handle, "gnnc_bridge_call", b->call);
+  lookup(handle, "gnnc_bridge_abi_version", b->abiVersion);
+  if (b->abiVersion() != rt::kAbiVersion)
+    throw std::runtime_error("gnnc: " + path + " speaks ABI version " +
+                             std::to_string(b->abiVersion()) +
+                             ", this extension " +
+                             std::to_string(rt::kAbiVersion));
+  TheBridge = b.release();
+}
+
+const Bridge &bridge() {
+  if (!TheBridge)
+    throw std::runtime_error("gnnc: the bridge library is not loaded");
+  return *TheBridge;
+}
+
+/// An rt::Graph owned by Python (built by the bridge): built once from an
+/// edge list, then passed to every call that takes the graph.
 struct TorchGraph {
-  rt::Graph graph;
+  void *Handle = nullptr;
+  int64_t Counts[3] = {}; // sources, destinations, edges
+  TorchGraph() = default;
+  TorchGraph(const TorchGraph &) = delete;
+  TorchGraph &operator=(const TorchGraph &) = delete;
+  ~TorchGraph() {
+    if (Handle)
+      TheBridge->graphFree(Handle);
+  }
 };
 
 at::Tensor indexRow(const at::Tensor &t, const char *what) {
@@ -54,15 +115,17 @@ std::shared_ptr<TorchGraph> graphFromEdges(const at::Tensor &src,
   at::Tensor d = indexRow(dst, "the destination row of edge_index");
   if (s.numel() != d.numel())
     throw py::value_error("gnnc: edge_index rows differ in length");
+  const Bridge &br = bridge();
   auto out = std::make_shared<TorchGraph>();
-  rt::Status st;
+  char err[1024] = {};
   {
     py::gil_scoped_release release;
-    st = rt::Graph::fromEdgeIndex(s.data_ptr<int64_t>(), d.data_ptr<int64_t>(),
-                                  s.numel(), numSrc, numDst, out->graph);
+    out->Handle = br.graphNew(s.data_ptr<int64_t>(), d.data_ptr<int64_t>(),
+                              s.numel(), numSrc, numDst, err, sizeof err);
   }
-  if (!st.ok())
-    throw py::value_error("gnnc: invalid edge_index: " + st.message());
+  if (!out->Handle)
+    throw py::value_error(std::string("gnnc: invalid edge_index: ") + err);
+  br.graphCounts(out->Handle, out->Counts);
   return out;
 }
 
@@ -109,8 +172,7 @@ public:
     if (!Handle)
       throw std::runtime_error("gnnc: cannot load " + path + ": " + dlerror());
     using InfoFn = const rt::ModuleInfo *(*)();
-    auto fn =
-        reinterpret_cast<InfoFn>(dlsym(Handle, "gnnc_torch_module_info"));
+    auto fn = reinterpret_cast<InfoFn>(dlsym(Handle, "gnnc_torch_module_info"));
     if (!fn)
       throw std::runtime_error("gnnc: " + path +
                                " has no gnnc_torch_module_info()");
@@ -178,7 +240,7 @@ public:
             const std::vector<int64_t> &sizes,
             const std::vector<at::Tensor> &inputs,
             const std::vector<std::optional<at::Tensor>> &outputs,
-            bool training, uint64_t seed) const {
+            bool training, uint64_t seed) {
     const rt::EntryInfo &e = entry(index);
     Bound b = bind(e, graphs, sizes);
     if (static_cast<int>(inputs.size()) != e.numArgs ||
@@ -196,8 +258,8 @@ public:
     for (int r = 0; r < e.numResults; ++r) {
       const rt::TensorInfo &t = e.results[r];
       if (outputs[r].has_value())
-        out[r] = const_cast<float *>(
-            checked(e, t, *outputs[r], b.Dims.data() + at));
+        out[r] =
+            const_cast<float *>(checked(e, t, *outputs[r], b.Dims.data() + at));
       else if (!optionalResult(e, t))
         throw py::value_error(std::string("gnnc: ") + e.name + ": result '" +
                               t.name + "' is not optional");
@@ -208,19 +270,27 @@ public:
     b.Args.training = training;
     b.Args.seed = seed;
     std::size_t bytes = e.workspaceBytes(b.Args);
-    at::Tensor workspace;
+    // The module keeps one workspace and reuses it, as a C++ caller would:
+    // a fresh one every call costs its page faults (10 ms for 32 MiB). A
+    // call made while another holds it (another thread) gets its own.
+    std::unique_lock<std::mutex> reuse(WorkspaceMutex, std::try_to_lock);
+    at::Tensor own;
     if (bytes > 0) {
-      // PyTorch's CPU allocator aligns to 64 bytes, what the ABI asks.
-      workspace = at::empty({static_cast<int64_t>(bytes)}, at::kByte);
-      b.Args.workspace = workspace.data_ptr();
+      at::Tensor &ws = reuse.owns_lock() ? Workspace : own;
+      if (!ws.defined() || static_cast<std::size_t>(ws.numel()) < bytes)
+        // PyTorch's CPU allocator aligns to 64 bytes, what the ABI asks.
+        ws = at::empty({static_cast<int64_t>(bytes)}, at::kByte);
+      b.Args.workspace = ws.data_ptr();
     }
-    rt::Status st;
+    const Bridge &br = bridge();
+    char err[1024] = {};
+    int failed;
     {
       py::gil_scoped_release release;
-      st = e.call(b.Args);
+      failed = br.call(&e, &b.Args, err, sizeof err);
     }
-    if (!st.ok())
-      throw std::runtime_error("gnnc: " + st.message());
+    if (failed)
+      throw std::runtime_error(std::string("gnnc: ") + err);
   }
 
   std::string source() const { return Info->source; }
@@ -264,16 +334,16 @@ private:
       rt::GraphKind k = e.graphKinds[g];
       if (k != rt::GraphKind::Graph && k != rt::GraphKind::Block)
         throw py::value_error(std::string("gnnc: ") + e.name +
-                              ": graph arguments of kind '" +
-                              graphKindName(k) +
+                              ": graph arguments of kind '" + graphKindName(k) +
                               "' cannot be passed from PyTorch");
       if (!graphs[g])
         throw py::value_error("gnnc: a graph argument is None");
-      if (k == rt::GraphKind::Graph && !graphs[g]->graph.isHomogeneous())
+      if (k == rt::GraphKind::Graph &&
+          graphs[g]->Counts[0] != graphs[g]->Counts[1])
         throw py::value_error(std::string("gnnc: ") + e.name +
                               ": a 'graph' argument needs as many sources as "
                               "destinations");
-      b.Graphs.push_back(&graphs[g]->graph);
+      b.Graphs.push_back(graphs[g]->Handle);
     }
     for (int64_t s : sizes)
       if (s < 0)
@@ -307,15 +377,18 @@ private:
       same = x.size(i) == dims[i];
     if (!same) {
       std::vector<int64_t> got(x.sizes().begin(), x.sizes().end());
-      throw py::value_error(what + " has shape " +
-                            shapeText(got.data(), static_cast<int>(got.size())) +
-                            ", expected " + shapeText(dims, t.rank));
+      throw py::value_error(
+          what + " has shape " +
+          shapeText(got.data(), static_cast<int>(got.size())) + ", expected " +
+          shapeText(dims, t.rank));
     }
     return x.numel() == 0 ? nullptr : x.data_ptr<float>();
   }
 
   void *Handle = nullptr;
   const rt::ModuleInfo *Info = nullptr;
+  std::mutex WorkspaceMutex;
+  at::Tensor Workspace;
 };
 
 void initParam(const std::string &init, double arg, at::Tensor &t,
@@ -325,10 +398,11 @@ void initParam(const std::string &init, double arg, at::Tensor &t,
     throw py::value_error("gnnc: init_param needs a contiguous float32 CPU "
                           "tensor");
   std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
-  rt::Status st = rt::initParam(init, arg, shape.data(), shape.size(),
-                                t.data_ptr<float>(), rt::paramSeed(seed, path));
-  if (!st.ok())
-    throw py::value_error("gnnc: initialising " + path + ": " + st.message());
+  char err[1024] = {};
+  if (bridge().initParam(init.c_str(), arg, shape.data(), shape.size(),
+                         t.data_ptr<float>(), seed, path.c_str(), err,
+                         sizeof err))
+    throw py::value_error("gnnc: initialising " + path + ": " + err);
 }
 
 } // namespace
@@ -336,13 +410,14 @@ void initParam(const std::string &init, double arg, at::Tensor &t,
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "gnnc.torch's native part: graphs and calls of compiled modules";
   m.attr("abi_version") = rt::kAbiVersion;
+  m.def("load_bridge", &loadBridge, py::arg("path"));
   py::class_<TorchGraph, std::shared_ptr<TorchGraph>>(m, "Graph")
-      .def_property_readonly(
-          "num_src", [](const TorchGraph &g) { return g.graph.numSrc(); })
-      .def_property_readonly(
-          "num_dst", [](const TorchGraph &g) { return g.graph.numDst(); })
-      .def_property_readonly(
-          "num_edges", [](const TorchGraph &g) { return g.graph.numEdges(); });
+      .def_property_readonly("num_src",
+                             [](const TorchGraph &g) { return g.Counts[0]; })
+      .def_property_readonly("num_dst",
+                             [](const TorchGraph &g) { return g.Counts[1]; })
+      .def_property_readonly("num_edges",
+                             [](const TorchGraph &g) { return g.Counts[2]; });
   m.def("graph_from_edges", &graphFromEdges, py::arg("src"), py::arg("dst"),
         py::arg("num_src"), py::arg("num_dst"));
   py::class_<TorchModule>(m, "Module")
