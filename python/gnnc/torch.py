@@ -91,9 +91,7 @@ class Graph:
     def from_csr(rowptr, col, num_src=None):
         """CSR by destination: the in-edges of destination v are
         col[rowptr[v]:rowptr[v+1]] (their sources)."""
-        rowptr, col = _index_pair(rowptr, col, "rowptr", "col")
-        dst = torch.repeat_interleave(
-            torch.arange(rowptr.numel() - 1), rowptr[1:] - rowptr[:-1])
+        dst, col = _expand(rowptr, col, "rowptr", "col")
         n = rowptr.numel() - 1
         return Graph.from_edge_index(torch.stack([col, dst]),
                                      num_nodes=n if num_src is None else
@@ -103,12 +101,19 @@ class Graph:
     def from_csc(colptr, row, num_dst=None):
         """CSC by source: the out-edges of source u are
         row[colptr[u]:colptr[u+1]] (their destinations)."""
-        colptr, row = _index_pair(colptr, row, "colptr", "row")
-        src = torch.repeat_interleave(
-            torch.arange(colptr.numel() - 1), colptr[1:] - colptr[:-1])
+        src, row = _expand(colptr, row, "colptr", "row")
         n = colptr.numel() - 1
         return Graph.from_edge_index(torch.stack([src, row]), num_nodes=n,
                                      num_dst=n if num_dst is None else num_dst)
+
+
+def _expand(ptr, idx, pname, iname):
+    """The compressed axis of a CSR or CSC pair, one entry per edge, and the
+    other axis (checked)."""
+    ptr, idx = _index_pair(ptr, idx, pname, iname)
+    owner = torch.repeat_interleave(torch.arange(ptr.numel() - 1),
+                                    ptr[1:] - ptr[:-1])
+    return owner, idx
 
 
 def _index_pair(ptr, idx, pname, iname):

@@ -292,6 +292,15 @@ class Module(unittest.TestCase):
         self.assertTrue(torch.allclose(
             layer(x, gt.Graph.from_csr(rowptr, src)), layer(x, dedup),
             atol=1e-6))
+        corder = torch.argsort(dedup[0] * n + dedup[1])
+        src_c, dst_c = dedup[0][corder], dedup[1][corder]
+        colptr = torch.zeros(n + 1, dtype=torch.long)
+        colptr[1:] = torch.cumsum(torch.bincount(src_c, minlength=n), 0)
+        self.assertTrue(torch.allclose(
+            layer(x, gt.Graph.from_csc(colptr, dst_c)), layer(x, dedup),
+            atol=1e-6))
+        with self.assertRaises(ValueError):
+            gt.Graph.from_csr(rowptr[:-1], src)      # does not end at E
         # An in-place change of the edge_index rebuilds the graph.
         ei2 = ei.clone()
         g1 = gt.as_graph(ei2, n)
