@@ -299,8 +299,10 @@ class Module(unittest.TestCase):
         self.assertTrue(torch.allclose(
             layer(x, gt.Graph.from_csc(colptr, dst_c)), layer(x, dedup),
             atol=1e-6))
+        bad = rowptr.clone()
+        bad[-1] -= 1                                 # does not end at E
         with self.assertRaises(ValueError):
-            gt.Graph.from_csr(rowptr[:-1], src)      # does not end at E
+            gt.Graph.from_csr(bad, src)
         # An in-place change of the edge_index rebuilds the graph.
         ei2 = ei.clone()
         g1 = gt.as_graph(ei2, n)
