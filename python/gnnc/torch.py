@@ -204,8 +204,9 @@ class _Entry:
 
 
 class _Call(torch.autograd.Function):
-    """One call of an entry point: the plain forward when no gradient is
-    needed, else F.train now and F.backward in backward()."""
+    """A call that autograd records: F.train now (keeping what it saves),
+    F.backward in backward(). Calls that need no gradient run the plain F
+    (GnnModule._call_plain)."""
 
     @staticmethod
     def forward(ctx, mod, graphs, sizes, training, seed, *tensors):
