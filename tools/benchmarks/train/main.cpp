@@ -587,8 +587,8 @@ public:
   rt::Status startRun(RunTensors &host) override {
     Device = DeviceMemory();
     Host = HostMemory();
-    // The CUDA backward writes the gradient of x (it does not take null).
-    GNNC_TRY(allocateRun(V, Graph.numDst(), /*withGradX=*/true, Device, D));
+    // No gradient of x: the CUDA backward, too, takes null for it.
+    GNNC_TRY(allocateRun(V, Graph.numDst(), /*withGradX=*/false, Device, D));
     GNNC_TRY(allocateRun(V, Graph.numDst(), /*withGradX=*/false, Host, H));
     GNNC_TRY(bindTrainingStep<CudaAbi>(V, *V.cuda.module, Graph, X.data(), D,
                                        Device, Train, Back));

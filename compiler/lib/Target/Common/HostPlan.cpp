@@ -36,7 +36,7 @@ const HostTraits &gnnc::target::cudaHostTraits() {
   static const HostTraits traits{"cuda",
                                  /*hostFusions=*/false,
                                  /*constantsInWorkspace=*/true,
-                                 /*optionalInputGrads=*/false,
+                                 /*optionalInputGrads=*/true,
                                  /*readoutScratch=*/false,
                                  /*reduceScratch=*/true};
   return traits;

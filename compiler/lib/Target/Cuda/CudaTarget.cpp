@@ -1195,6 +1195,7 @@ private:
     abi.extraParamType = "cudaStream_t";
     abi.extraParamName = "stream";
     abi.nonFinite = NonFiniteSpelling::CMathMacros;
+    abi.optionalInputGrads = true;
     abi.guardPrefix = "GNNC_GENERATED_CUDA_";
     abi.runtimeHeader = "gnnc/runtime/cuda/DeviceOps.h";
     abi.sourceExtension = ".cu";
