@@ -1,6 +1,7 @@
-"""Cora and Citeseer (Planetoid split) for the example scripts: PyG's
-Planetoid dataset when torch_geometric is installed and --pyg is given, else
-the .npy copies (../shared/datasets/<name>/, see its README).
+"""Cora and Citeseer (Planetoid split) for the example scripts: the .npy
+copies in --data/<name>/ when they are there (../shared/datasets, see its
+README), else the bundle gnnc ships, runtime/data/<name>.gnnd (the same
+arrays, read with tools/pack_datasets.py's reference reader).
 
 The features are row-normalised (PyG's NormalizeFeatures) and one self-loop
 per vertex is appended (PyG's add_self_loops), as both papers propagate over
@@ -8,6 +9,7 @@ A + I: gnnc's layers add no edges of their own."""
 
 import argparse
 import os
+import sys
 
 import numpy as np
 import torch
@@ -21,8 +23,8 @@ def arguments(description, epochs):
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--dataset", default="cora", choices=["cora", "citeseer"])
     p.add_argument("--data", default=DEFAULT_DATA,
-                   help="folder holding <dataset>/x.npy ... (default: %s)" %
-                   DEFAULT_DATA)
+                   help="folder holding <dataset>/x.npy ... (default: %s; "
+                   "without it, runtime/data/<dataset>.gnnd)" % DEFAULT_DATA)
     p.add_argument("--epochs", type=int, default=epochs)
     p.add_argument("--seeds", type=int, default=1,
                    help="runs with torch.manual_seed(seed), seed+1, ...")
@@ -34,10 +36,25 @@ def arguments(description, epochs):
     return args
 
 
-def load(name, folder):
+KEYS = ("x", "y", "edge_index", "train_mask", "val_mask", "test_mask")
+
+
+def arrays(name, folder):
+    """The raw arrays of dataset `name`: from folder/name/*.npy, else from
+    the bundle in runtime/data."""
     d = os.path.join(folder, name)
-    arr = {k: np.load(os.path.join(d, k + ".npy")) for k in
-           ("x", "y", "edge_index", "train_mask", "val_mask", "test_mask")}
+    if os.path.exists(os.path.join(d, "x.npy")):
+        return {k: np.load(os.path.join(d, k + ".npy")) for k in KEYS}
+    root = os.path.normpath(os.path.join(HERE, "..", ".."))
+    sys.path.insert(0, os.path.join(root, "tools"))
+    import pack_datasets  # the bundle format's reference reader
+    with open(os.path.join(root, "runtime", "data", name + ".gnnd"),
+              "rb") as f:
+        return pack_datasets.decode(f.read())
+
+
+def load(name, folder):
+    arr = arrays(name, folder)
     x = torch.from_numpy(arr["x"].astype(np.float32))
     x = x / x.sum(1, keepdim=True).clamp(min=1)          # NormalizeFeatures
     n = x.size(0)
