@@ -176,10 +176,9 @@ def _from_sparse(adj, num_nodes):
                          "%d rows" % (adj.size(0), adj.size(1), num_nodes))
     if adj.layout == torch.sparse_csr:
         values = adj.values()
-        rowptr, col = adj.crow_indices(), adj.col_indices()
-        dst = torch.repeat_interleave(torch.arange(adj.size(0)),
-                                      rowptr[1:] - rowptr[:-1])
-        src = col
+        dst, src = _expand(adj.crow_indices().long(),
+                           adj.col_indices().long(), "crow_indices",
+                           "col_indices")
     else:
         adj = adj.coalesce()
         values = adj.values()
@@ -203,6 +202,17 @@ class _Entry:
         self.results = info["results"]
 
 
+def _run(lib, entry, natives, sizes, tensors, training, seed, skip=()):
+    """Calls `entry` with fresh outputs of the shapes it reports (None for
+    the results named in `skip`) and returns them."""
+    shapes = lib.shapes(entry.index, natives, sizes)[len(entry.args):]
+    outs = [None if r["name"] in skip else torch.empty(s)
+            for r, s in zip(entry.results, shapes)]
+    lib.call(entry.index, natives, sizes, list(tensors), outs, training,
+             seed)
+    return outs
+
+
 class _Call(torch.autograd.Function):
     """A call that autograd records: F.train now (keeping what it saves),
     F.backward in backward(). Calls that need no gradient run the plain F
@@ -210,13 +220,9 @@ class _Call(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, mod, graphs, sizes, training, seed, *tensors):
-        lib = mod._lib
-        natives = [g._native for g in graphs]
         tr = mod._train
-        shapes = lib.shapes(tr.index, natives, sizes)
-        outs = [torch.empty(s) for s in shapes[len(tr.args):]]
-        lib.call(tr.index, natives, sizes, list(tensors), outs, training,
-                 seed)
+        outs = _run(mod._lib, tr, [g._native for g in graphs], sizes,
+                    tensors, training, seed)
         saved = {r["name"]: t for r, t in zip(tr.results, outs)
                  if r["role"] == "saved"}
         ctx.mod, ctx.graphs, ctx.sizes = mod, graphs, sizes
@@ -242,20 +248,13 @@ class _Call(torch.autograd.Function):
                 inputs.append(by_name[a["name"]])
             else:                       # the cotangent, after the saved ones
                 inputs.append(cotangent.contiguous())
-        natives = [g._native for g in ctx.graphs]
-        shapes = mod._lib.shapes(bwd.index, natives, ctx.sizes)[len(bwd.args):]
-        wanted = {a["name"]: need for a, need in
-                  zip(fwd.args, ctx.needs_input_grad[5:])}
-        outs = []
-        for r, shape in zip(bwd.results, shapes):
-            role_of = next((a["role"] for a in fwd.args
-                            if a["name"] == r["name"]), None)
-            if role_of == "input" and not wanted.get(r["name"], False):
-                outs.append(None)     # skipped by the backward (ABI)
-            else:
-                outs.append(torch.empty(shape))
-        mod._lib.call(bwd.index, natives, ctx.sizes, inputs, outs,
-                      ctx.training, ctx.seed)
+        # The gradient of an input nobody wants is passed as null: the
+        # backward skips its work (docs/abi.md).
+        skip = {a["name"] for a, need in
+                zip(fwd.args, ctx.needs_input_grad[5:])
+                if a["role"] == "input" and not need}
+        outs = _run(mod._lib, bwd, [g._native for g in ctx.graphs],
+                    ctx.sizes, inputs, ctx.training, ctx.seed, skip)
         grads = {r["name"]: t for r, t in zip(bwd.results, outs)}
         result = [None] * 5
         for a, need in zip(fwd.args, ctx.needs_input_grad[5:]):
@@ -385,10 +384,8 @@ class GnnModule(torch.nn.Module):
         graphs, tensors = self._split(args, num_nodes)
         sizes = self._sizes(tensors)
         params = dict(self.named_parameters())
-        ordered, it = [], iter(tensors)
-        for a in self._forward.args:
-            ordered.append(params[a["name"]] if a["role"] == "param"
-                           else next(it))
+        ordered = self._arguments(
+            tensors, [params[path] for path, _ in self._param_paths])
         seed = int(torch.randint(0, 2 ** 62, ()).item()) if self.training \
             else 0
         if torch.is_grad_enabled() and any(t.requires_grad for t in ordered):
@@ -396,15 +393,17 @@ class GnnModule(torch.nn.Module):
                                *ordered)
         return self._call_plain(graphs, sizes, ordered, seed)
 
+    def _arguments(self, tensors, params):
+        """The entry point's tensor arguments: `tensors` (the inputs) and
+        `params` (in parameter order), interleaved as the .gnn declares."""
+        inputs, params = iter(tensors), iter(params)
+        return [next(params) if a["role"] == "param" else next(inputs)
+                for a in self._forward.args]
+
     def _call_plain(self, graphs, sizes, tensors, seed):
-        fwd = self._forward
-        natives = [g._native for g in graphs]
-        shapes = self._lib.shapes(fwd.index, natives, sizes)
-        outs = [torch.empty(s) for s in shapes[len(fwd.args):]]
-        self._lib.call(fwd.index, natives, sizes,
-                       [t.detach() for t in tensors], outs, self.training,
-                       seed)
-        return outs[0]
+        return _run(self._lib, self._forward, [g._native for g in graphs],
+                    sizes, [t.detach() for t in tensors], self.training,
+                    seed)[0]
 
 
 def load(path, name=None, *, verbose=False, **hparams):

@@ -212,10 +212,8 @@ def _with_params(layer, ps, x, ei, *extra):
     graphs = [gt.as_graph(ei, x.size(0))]
     tensors = [x] + list(extra)
     sizes = layer._sizes(tensors)
-    ordered, it, pit = [], iter(tensors), iter(ps)
-    for a in layer._forward.args:
-        ordered.append(next(pit) if a["role"] == "param" else next(it))
-    return gt._Call.apply(layer, graphs, sizes, False, 0, *ordered)
+    return gt._Call.apply(layer, graphs, sizes, False, 0,
+                          *layer._arguments(tensors, ps))
 
 
 class Module(unittest.TestCase):
@@ -301,6 +299,9 @@ class Module(unittest.TestCase):
         # de-duplicated edge list.
         dedup = torch.unique(ei, dim=1)
         self.assertTrue(torch.equal(layer(x, _pattern(dedup, n)),
+                                    layer(x, dedup)))
+        self.assertTrue(torch.equal(layer(x, _pattern(dedup, n)
+                                          .to_sparse_csr()),
                                     layer(x, dedup)))
         with self.assertRaises(ValueError):
             layer(x, _pattern(dedup, n) * 2.0)
