@@ -12,6 +12,10 @@ Three parts, all built on first use:
   shared library (no PyTorch headers, so a new model builds in seconds),
   which the glue loads.
 
+For CUDA tensors, on first use: the CUDA bridge (``csrc/bridge_cuda.cpp``,
+gnnc's CUDA runtime behind C functions) and per model and GPU architecture
+``gnnc --target=cuda --emit=cuda --training`` output compiled by nvcc.
+
 All live under the cache folder (``$GNNC_TORCH_CACHE``, else
 ``~/.cache/gnnc/torch``), keyed by a hash of everything that goes into them.
 """
@@ -136,6 +140,92 @@ def glue(verbose=False):
         return ext
 
 
+def cuda_glue(verbose=False):
+    """The glue with the CUDA bridge loaded (built on first use)."""
+    ext = glue(verbose)
+    prefix = find_prefix()
+    with _lock:
+        if not _cuda_loaded.get(prefix):
+            ext.load_cuda_bridge(_cuda_bridge(prefix, verbose))
+            _cuda_loaded[prefix] = True
+    return ext
+
+
+_cuda_loaded = {}
+
+
+def find_nvcc():
+    """nvcc: $GNNC_TORCH_NVCC, else on PATH, else under $CUDA_HOME or
+    /usr/local/cuda."""
+    candidates = [os.environ.get("GNNC_TORCH_NVCC"), shutil.which("nvcc")]
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
+                 "/usr/local/cuda"):
+        if home:
+            candidates.append(os.path.join(home, "bin", "nvcc"))
+    for c in candidates:
+        if c and os.path.exists(c):
+            return os.path.realpath(c)
+    raise BuildError("gnnc: CUDA tensors need nvcc (the CUDA toolkit): put it "
+                     "on PATH or set CUDA_HOME or GNNC_TORCH_NVCC")
+
+
+def _cuda_paths(prefix):
+    """(nvcc, the toolkit's include folder, its library folder); checks that
+    the gnnc installation has its CUDA runtime."""
+    if not os.path.exists(os.path.join(prefix, "lib", "libgnnc_cuda.a")):
+        raise BuildError("gnnc: %s was built without CUDA (no lib/"
+                         "libgnnc_cuda.a): CUDA tensors need a gnnc built "
+                         "with the CUDA toolkit" % prefix)
+    nvcc = find_nvcc()
+    home = os.path.dirname(os.path.dirname(nvcc))
+    libdir = next((d for d in (os.path.join(home, "lib64"),
+                               os.path.join(home, "lib"))
+                   if os.path.isdir(d)), os.path.join(home, "lib64"))
+    return nvcc, os.path.join(home, "include"), libdir
+
+
+def _cuda_link(prefix, libdir, nvcc=False):
+    lib = os.path.join(prefix, "lib")
+    rpath = (["-Xlinker", "-rpath," + libdir] if nvcc
+             else ["-Wl,-rpath," + libdir])
+    return [os.path.join(lib, "libgnnc_cuda.a"),
+            os.path.join(lib, "libgnnc_runtime.a"), "-L" + libdir] + rpath + [
+                "-lcublas", "-lcudart", "-lfmt"]
+
+
+def _cuda_bridge(prefix, verbose):
+    """csrc/bridge_cuda.cpp as a shared library (see that file)."""
+    nvcc, include, libdir = _cuda_paths(prefix)
+    src = os.path.join(os.path.dirname(__file__), "csrc", "bridge_cuda.cpp")
+    with open(src, "rb") as f:
+        key = _hash(f.read(), gnnc_version(prefix), prefix, _compiler(),
+                    " ".join(_FLAGS), nvcc)[:16]
+    library = os.path.join(cache_root(), "bridge-cuda-" + key + ".so")
+    cmd = [_compiler()] + _FLAGS + [
+        "-shared", "-I", os.path.join(prefix, "include"), "-I", include, src,
+        "-o", "{out}"] + _cuda_link(prefix, libdir)
+    return _build_once(library, cmd, "compiling the CUDA bridge", verbose)
+
+
+def _build_once(library, cmd, what, verbose):
+    """Runs `cmd` (its "{out}" is a temporary name) unless `library` exists,
+    then moves the result into place."""
+    if os.path.exists(library):
+        return library
+    os.makedirs(os.path.dirname(library), exist_ok=True)
+    tmp = "%s.%d.tmp" % (library, os.getpid())
+    cmd = [tmp if c == "{out}" else c for c in cmd]
+    if verbose:
+        print("gnnc.torch: " + " ".join(cmd), file=sys.stderr)
+    try:
+        _run(cmd, what)
+        os.replace(tmp, library)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return library
+
+
 def _std_flag(version):
     """The glue needs C++17. PyTorch's extension flags give C++14 before
     2.1 (so ask for 17) and C++17 or 20 since (keep theirs: the headers of
@@ -170,22 +260,10 @@ def _bridge(prefix, verbose):
         key = _hash(f.read(), gnnc_version(prefix), prefix, _compiler(),
                     " ".join(_FLAGS))[:16]
     library = os.path.join(cache_root(), "bridge-" + key + ".so")
-    if os.path.exists(library):
-        return library
-    os.makedirs(cache_root(), exist_ok=True)
-    tmp = "%s.%d.tmp" % (library, os.getpid())
     cmd = [_compiler()] + _FLAGS + ["-shared", "-I",
                                     os.path.join(prefix, "include"), src,
-                                    "-o", tmp] + _link(prefix)
-    if verbose:
-        print("gnnc.torch: " + " ".join(cmd), file=sys.stderr)
-    try:
-        _run(cmd, "compiling the bridge")
-        os.replace(tmp, library)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return library
+                                    "-o", "{out}"] + _link(prefix)
+    return _build_once(library, cmd, "compiling the bridge", verbose)
 
 
 def _define_text(value):
@@ -199,17 +277,37 @@ def _define_text(value):
                     "not %s" % type(value).__name__)
 
 
-_SHIM = """// Written by gnnc.torch: the entry point the glue looks up.
+_SHIM = """// Written by gnnc.torch: the entry point the glue looks up (the module's
+// gnnc::rt::ModuleInfo, or gnnc::rt::cuda::ModuleInfo for CUDA).
 #include "{header}"
-extern "C" const gnnc::rt::ModuleInfo *gnnc_torch_module_info() {{
+extern "C" const void *gnnc_torch_module_info() {{
   return &gnnc_torch_model::gnnc_module;
 }}
 """
 
 
-def build_module(path, entry, defines, verbose=False):
+def cuda_arch(device):
+    """The GPU architectures a CUDA module is built for: $GNNC_TORCH_CUDA_ARCH
+    ("90", or "80;90"), else the compute capability of `device`."""
+    env = os.environ.get("GNNC_TORCH_CUDA_ARCH")
+    if env:
+        archs = [a.strip() for a in env.replace(",", ";").split(";")
+                 if a.strip()]
+        for a in archs:
+            if not re.fullmatch(r"\d+[a-z]?", a):
+                raise ValueError("gnnc: GNNC_TORCH_CUDA_ARCH=%r: expected "
+                                 "compute capabilities such as 90 or 80;90"
+                                 % env)
+        return archs
+    import torch
+    major, minor = torch.cuda.get_device_capability(device)
+    return ["%d%d" % (major, minor)]
+
+
+def build_module(path, entry, defines, verbose=False, cuda_archs=None):
     """Compiles `entry` of the .gnn file `path` with the given -D values;
-    returns the path of the shared library (cached)."""
+    returns the path of the shared library (cached). With `cuda_archs` (a
+    list of compute capabilities), a CUDA module built by nvcc for them."""
     prefix = find_prefix()
     path = os.path.abspath(path)
     try:
@@ -223,10 +321,20 @@ def build_module(path, entry, defines, verbose=False):
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise ValueError("gnnc: %r is not a hyper-parameter name" % name)
         define_args += ["-D", "%s=%s" % (name, _define_text(defines[name]))]
-    # $GNNC_TORCH_CXXFLAGS adds flags of the user's (-march=native).
-    flags = _FLAGS + shlex.split(os.environ.get("GNNC_TORCH_CXXFLAGS", ""))
+    # $GNNC_TORCH_CXXFLAGS adds flags of the user's (-march=native);
+    # $GNNC_TORCH_NVCCFLAGS those of nvcc.
+    if cuda_archs:
+        nvcc, include, libdir = _cuda_paths(prefix)
+        flags = ["-std=c++17", "-O3", "-DNDEBUG", "-Xcompiler", "-fPIC"]
+        for a in cuda_archs:
+            flags += ["-gencode", "arch=compute_%s,code=sm_%s" % (a, a)]
+        flags += shlex.split(os.environ.get("GNNC_TORCH_NVCCFLAGS", ""))
+        compiler = nvcc
+    else:
+        flags = _FLAGS + shlex.split(os.environ.get("GNNC_TORCH_CXXFLAGS", ""))
+        compiler = _compiler()
     key = _hash(source, path, entry or "", " ".join(define_args),
-                gnnc_version(prefix), prefix, _compiler(),
+                gnnc_version(prefix), prefix, compiler,
                 " ".join(flags))[:24]
     folder = os.path.join(cache_root(), "modules", key)
     library = os.path.join(folder, "module.so")
@@ -237,8 +345,10 @@ def build_module(path, entry, defines, verbose=False):
     work = tempfile.mkdtemp(prefix="build-", dir=os.path.dirname(folder))
     try:
         gen = os.path.join(work, "gen")
-        cmd = [os.path.join(prefix, "bin", "gnnc"), path, "--emit=cpp",
-               "--training", "--cpp-namespace=gnnc_torch_model", "-o", gen]
+        emit = (["--target=cuda", "--emit=cuda"] if cuda_archs
+                else ["--emit=cpp"])
+        cmd = [os.path.join(prefix, "bin", "gnnc"), path] + emit + [
+            "--training", "--cpp-namespace=gnnc_torch_model", "-o", gen]
         if entry:
             cmd.append("--entry=" + entry)
         cmd += define_args
@@ -247,16 +357,23 @@ def build_module(path, entry, defines, verbose=False):
         if out.returncode != 0:
             raise GnncError(out.stderr.rstrip() or out.stdout.rstrip())
         stem = os.path.splitext(os.path.basename(path))[0]
-        shim = os.path.join(work, "module_info.cpp")
+        ext = ".cu" if cuda_archs else ".cpp"
+        shim = os.path.join(work, "module_info" + ext)
         with open(shim, "w") as f:
             f.write(_SHIM.format(header=os.path.join(gen, stem + ".h")))
-        cmd = [_compiler()] + flags + [
+        cmd = [compiler] + flags + [
             "-shared", "-I", os.path.join(prefix, "include"),
-            os.path.join(gen, stem + ".cpp"), shim,
-            "-o", os.path.join(work, "module.so")] + _link(prefix)
+            os.path.join(gen, stem + ext), shim,
+            "-o", os.path.join(work, "module.so")]
+        if cuda_archs:
+            cmd += ["-Xlinker", "-z,defs"] + _cuda_link(prefix, libdir, True)
+            what = "compiling the generated CUDA"
+        else:
+            cmd += _link(prefix)
+            what = "compiling the generated C++"
         if verbose:
             print("gnnc.torch: " + " ".join(cmd), file=sys.stderr)
-        _run(cmd, "compiling the generated C++")
+        _run(cmd, what)
         # Keep the generated code beside the library: users read it.
         try:
             os.rename(work, folder)

@@ -20,7 +20,8 @@ from . import _build
 from ._build import BuildError, GnncError
 
 __all__ = ["load", "Graph", "GnnModule", "GnncError", "BuildError",
-           "as_graph", "from_pyg_state_dict", "to_pyg_state_dict"]
+           "as_graph", "from_pyg_state_dict", "to_pyg_state_dict",
+           "set_buffer_cache_limit", "empty_buffer_cache", "buffer_cache_stats"]
 
 
 def _parse_init(text):
@@ -41,6 +42,21 @@ class Graph:
 
     def __init__(self, native):
         self._native = native
+        self._uploads = {}
+
+    def _on(self, device):
+        """The native graph for a call on `device`: this one for the CPU
+        (None), else its upload to that GPU, made once on the device's
+        current stream and kept."""
+        if device is None:
+            return self._native
+        idx = device.index
+        if idx not in self._uploads:
+            glue = _build.cuda_glue()
+            with torch.cuda.device(idx):
+                self._uploads[idx] = glue.upload_graph(
+                    self._native, idx, torch.cuda.current_stream(idx).cuda_stream)
+        return self._uploads[idx]
 
     @property
     def num_src(self):
@@ -137,7 +153,9 @@ def as_graph(obj, num_nodes=None):
       layer computes its own edge weights;
     * a (rowptr, col) pair: CSR by destination.
     The graph built from a tensor is cached on that tensor and rebuilt only
-    when it changes in place (its version counter) or num_nodes differs."""
+    when it changes in place (its version counter) or num_nodes differs. A
+    tensor on a GPU is read back once to build it; the graph is uploaded to
+    each GPU it is used on once (`Graph._on`)."""
     if isinstance(obj, Graph):
         if num_nodes is not None and obj.num_src != num_nodes:
             raise ValueError("gnnc: the graph has %d vertices, the features "
@@ -149,17 +167,15 @@ def as_graph(obj, num_nodes=None):
         raise TypeError("gnnc: cannot use %s as a graph (pass an edge_index "
                         "tensor, a sparse adjacency, a (rowptr, col) pair or "
                         "a gnnc.torch.Graph)" % type(obj).__name__)
-    if obj.device.type != "cpu":
-        raise ValueError("gnnc: the graph is on %s; this build of gnnc.torch "
-                         "runs on the CPU" % obj.device)
     key = (obj._version, num_nodes)
     cached = getattr(obj, "_gnnc_graph", None)
     if cached is not None and cached[0] == key:
         return cached[1]
-    if obj.layout == torch.sparse_coo or obj.layout == torch.sparse_csr:
-        g = _from_sparse(obj, num_nodes)
+    host = obj.cpu() if obj.device.type != "cpu" else obj
+    if host.layout == torch.sparse_coo or host.layout == torch.sparse_csr:
+        g = _from_sparse(host, num_nodes)
     else:
-        g = Graph.from_edge_index(obj, num_nodes=num_nodes)
+        g = Graph.from_edge_index(host, num_nodes=num_nodes)
     try:
         obj._gnnc_graph = (key, g)
     except (AttributeError, RuntimeError):
@@ -202,14 +218,49 @@ class _Entry:
         self.results = info["results"]
 
 
-def _run(lib, entry, natives, sizes, tensors, training, seed, skip=()):
-    """Calls `entry` with fresh outputs of the shapes it reports (None for
-    the results named in `skip`) and returns them."""
-    shapes = lib.shapes(entry.index, natives, sizes)[len(entry.args):]
-    outs = [None if r["name"] in skip else torch.empty(s)
-            for r, s in zip(entry.results, shapes)]
-    lib.call(entry.index, natives, sizes, list(tensors), outs, training,
-             seed)
+class _Target:
+    """A module's library for one device: the C++ one for the CPU (device
+    None), a CUDA one per GPU architecture, and its entries by name."""
+
+    def __init__(self, lib, device):
+        self.lib, self.device = lib, device
+        self.entries = {e["name"]: _Entry(e, i)
+                        for i, e in enumerate(lib.entries())}
+
+
+def _device_of(tensors):
+    """None for CPU tensors, else the GPU of the first tensor (the others
+    must be there too: the extension checks every one)."""
+    for t in tensors:
+        return None if t.device.type == "cpu" else t.device
+    return None
+
+
+def _run(mod, entry, graphs, sizes, tensors, training, seed, skip=()):
+    """Calls `entry` of `mod` on the device of `tensors` with new outputs of
+    the shapes it reports (None for the results named in `skip`) and
+    returns them. On the CPU, large outputs come from the buffer cache
+    (`buffer_cache_stats`): a buffer whose tensor died is handed out again,
+    without the page faults of fresh memory. On a GPU, the call is queued on
+    PyTorch's current stream of that device and the outputs come from
+    PyTorch's caching allocator."""
+    target = mod._target(_device_of(tensors))
+    lib, e = target.lib, target.entries[entry.name]
+    natives = [g._on(target.device) for g in graphs]
+    shapes = lib.shapes(e.index, natives, sizes)[len(e.args):]
+    if target.device is None:
+        outs = [None if r["name"] in skip else lib.empty(s)
+                for r, s in zip(e.results, shapes)]
+        lib.call(e.index, natives, sizes, list(tensors), outs, training,
+                 seed, -1, 0)
+        return outs
+    idx = target.device.index
+    with torch.cuda.device(idx):
+        outs = [None if r["name"] in skip else
+                torch.empty(s, device=target.device)
+                for r, s in zip(e.results, shapes)]
+        lib.call(e.index, natives, sizes, list(tensors), outs, training,
+                 seed, idx, torch.cuda.current_stream(idx).cuda_stream)
     return outs
 
 
@@ -221,8 +272,7 @@ class _Call(torch.autograd.Function):
     @staticmethod
     def forward(ctx, mod, graphs, sizes, training, seed, *tensors):
         tr = mod._train
-        outs = _run(mod._lib, tr, [g._native for g in graphs], sizes,
-                    tensors, training, seed)
+        outs = _run(mod, tr, graphs, sizes, tensors, training, seed)
         saved = {r["name"]: t for r, t in zip(tr.results, outs)
                  if r["role"] == "saved"}
         ctx.mod, ctx.graphs, ctx.sizes = mod, graphs, sizes
@@ -253,8 +303,8 @@ class _Call(torch.autograd.Function):
         skip = {a["name"] for a, need in
                 zip(fwd.args, ctx.needs_input_grad[5:])
                 if a["role"] == "input" and not need}
-        outs = _run(mod._lib, bwd, [g._native for g in ctx.graphs],
-                    ctx.sizes, inputs, ctx.training, ctx.seed, skip)
+        outs = _run(mod, bwd, ctx.graphs, ctx.sizes, inputs, ctx.training,
+                    ctx.seed, skip)
         grads = {r["name"]: t for r, t in zip(bwd.results, outs)}
         result = [None] * 5
         for a, need in zip(fwd.args, ctx.needs_input_grad[5:]):
@@ -291,6 +341,8 @@ class GnnModule(torch.nn.Module):
         if entry not in entries:
             raise ValueError("gnnc: %s has no layer or model %r" %
                              (source, entry))
+        self._entry_name = entry
+        self._targets = {None: _Target(self._lib, None)}
         self._forward = entries[entry]
         self._train = entries.get(entry + ".train")
         self._backward = entries.get(entry + ".backward")
@@ -401,9 +453,39 @@ class GnnModule(torch.nn.Module):
                 for a in self._forward.args]
 
     def _call_plain(self, graphs, sizes, tensors, seed):
-        return _run(self._lib, self._forward, [g._native for g in graphs],
-                    sizes, [t.detach() for t in tensors], self.training,
-                    seed)[0]
+        return _run(self, self._forward, graphs, sizes,
+                    [t.detach() for t in tensors], self.training, seed)[0]
+
+    def _target(self, device):
+        """The library for calls on `device` (None: the CPU). The CUDA one is
+        built on the first call on a GPU (gnnc --target=cuda, nvcc, for the
+        GPU's architecture or $GNNC_TORCH_CUDA_ARCH) and kept."""
+        key = None if device is None else device.index
+        target = self._targets.get(key)
+        if target is None:
+            archs = _build.cuda_arch(device)
+            library = _build.build_module(self.source, self._entry_name,
+                                          self.defines, cuda_archs=archs)
+            lib = _build.cuda_glue().Module(library, True)
+            target = self._targets[key] = _Target(lib, device)
+        return target
+
+
+def set_buffer_cache_limit(nbytes):
+    """Keeps at most `nbytes` of output buffers (of 1 MiB and more) for
+    reuse after their tensors die (1 GiB by default; 0 keeps none)."""
+    _build.glue().set_buffer_cache_limit(int(nbytes))
+
+
+def empty_buffer_cache():
+    """Frees the output buffers kept for reuse (tensors alive keep theirs)."""
+    _build.glue().empty_buffer_cache()
+
+
+def buffer_cache_stats():
+    """The buffer cache: free_bytes and free_buffers kept now, limit_bytes,
+    and how many large outputs were allocated and how many reused."""
+    return dict(_build.glue().buffer_cache_stats())
 
 
 def load(path, name=None, *, verbose=False, **hparams):

@@ -346,6 +346,161 @@ class Module(unittest.TestCase):
         self.assertTrue(torch.equal(layer(xs, small), first))
         self.assertTrue(torch.equal(layer(xb, big), big_out))
 
+    def test_buffer_cache_reuses_dead_results_only(self):
+        """Results of 1 MiB and more come from the buffer cache: a live
+        result is never handed out again, a dead one is, and the values of
+        every result are its own."""
+        torch.manual_seed(0)
+        layer = gt.load(example("sage_mean.gnn"), "SAGEConv", in_dim=8,
+                        out_dim=64)
+        n = 5000                                    # 5000 x 64 floats: 1.2 MiB
+        ei = random_graph(n - 1, 20000, seed=10)
+        x, y = torch.randn(n, 8), torch.randn(n, 8)
+        gt.empty_buffer_cache()
+        a = layer(x, ei)
+        want = a.clone()
+        b = layer(y, ei)                            # a is alive
+        self.assertNotEqual(a.data_ptr(), b.data_ptr())
+        self.assertTrue(torch.equal(a, want))
+        before = gt.buffer_cache_stats()
+        ptr = a.data_ptr()
+        del a
+        self.assertEqual(gt.buffer_cache_stats()["free_buffers"],
+                         before["free_buffers"] + 1)
+        c = layer(x, ei)
+        self.assertEqual(c.data_ptr(), ptr)         # a's memory, reused
+        self.assertEqual(gt.buffer_cache_stats()["reused"],
+                         before["reused"] + 1)
+        self.assertTrue(torch.equal(c, want))
+        self.assertFalse(torch.equal(b, want))
+        # A limit of 0 keeps nothing; a negative one is an error.
+        gt.set_buffer_cache_limit(0)
+        del b, c
+        self.assertEqual(gt.buffer_cache_stats()["free_bytes"], 0)
+        gt.set_buffer_cache_limit(1 << 30)
+        with self.assertRaises(ValueError):
+            gt.set_buffer_cache_limit(-1)
+
+
+# The layers the CUDA tests compare with the C++ module, with their output
+# width.
+CUDA_LAYERS = [("gcn.gnn", "GCNConv", dict(in_dim=6, out_dim=5), 5),
+               ("gat.gnn", "GATConv", dict(in_dim=6, out_dim=3, heads=2), 6),
+               ("sage_mean.gnn", "SAGEConv", dict(in_dim=6, out_dim=4), 4)]
+
+
+def _cuda_build_available():
+    try:
+        prefix = gt._build.find_prefix()
+        gt._build._cuda_paths(prefix)
+        return True
+    except gt.BuildError:
+        return False
+
+
+class CudaBuild(unittest.TestCase):
+    """Without a GPU: the CUDA module and the CUDA bridge build (nvcc, for
+    sm_90), load, and the module's reflection table, read through the C++
+    layout, names the entry points, tensors and shapes of the C++ module's."""
+
+    @unittest.skipUnless(_cuda_build_available(),
+                         "no nvcc, or gnnc was built without CUDA")
+    def test_cuda_module_builds_and_has_the_same_table(self):
+        os.environ["GNNC_TORCH_CUDA_ARCH"] = "90"
+        try:
+            archs = gt._build.cuda_arch(None)
+        finally:
+            del os.environ["GNNC_TORCH_CUDA_ARCH"]
+        self.assertEqual(archs, ["90"])
+        path = gt._build.build_module(example("gcn.gnn"), "GCNConv",
+                                      dict(in_dim=6, out_dim=5),
+                                      cuda_archs=archs)
+        glue = gt._build.cuda_glue()
+        cuda_lib = glue.Module(path, True)
+        self.assertTrue(cuda_lib.cuda)
+        torch.manual_seed(0)
+        layer = gt.load(example("gcn.gnn"), "GCNConv", in_dim=6, out_dim=5)
+        cpu_lib = layer._lib
+        self.assertFalse(cpu_lib.cuda)
+        self.assertEqual(cuda_lib.entries(), cpu_lib.entries())
+        # A host graph goes to C++ modules only; a CUDA module refuses it
+        # before touching the device.
+        g = gt.as_graph(random_graph(10, 30, seed=2), 11)
+        with self.assertRaises(ValueError):
+            cuda_lib.shapes(0, [g._native], [])
+        with self.assertRaises(ValueError):
+            cpu_lib.call(0, [g._native], [], [torch.zeros(11, 6)] +
+                         [p.detach() for p in layer.parameters()],
+                         [torch.zeros(11, 5)], False, 0, 0, 0)
+        os.environ["GNNC_TORCH_CUDA_ARCH"] = "sm_90"
+        try:
+            with self.assertRaisesRegex(ValueError, "compute capabilities"):
+                gt._build.cuda_arch(None)
+        finally:
+            del os.environ["GNNC_TORCH_CUDA_ARCH"]
+
+
+@unittest.skipUnless(torch.cuda.is_available(),
+                     "no GPU: the CUDA path of gnnc.torch runs on one")
+class Cuda(unittest.TestCase):
+    """The CUDA module against the C++ one: forward and every gradient."""
+
+    def pair(self, file, name, hp):
+        torch.manual_seed(0)
+        cpu = gt.load(example(file), name, **hp)
+        gpu = gt.load(example(file), name, **hp)
+        gpu.load_state_dict(cpu.state_dict())
+        cpu.eval()
+        gpu.eval()
+        return cpu, gpu.cuda()
+
+    def test_forward_and_gradients_match_the_cpu(self):
+        ei = random_graph(40, 160, seed=11)
+        for file, name, hp, out in CUDA_LAYERS:
+            cpu, gpu = self.pair(file, name, hp)
+            x = torch.randn(41, hp["in_dim"])
+            c = torch.randn(41, out)
+            xc = x.clone().requires_grad_()
+            want = cpu(xc, ei)
+            want.backward(c)
+            xg = x.cuda().requires_grad_()
+            got = gpu(xg, ei.cuda())
+            self.assertEqual(got.device.type, "cuda")
+            got.backward(c.cuda())
+            close(self, got.cpu(), want, name + " forward", rel=1e-4)
+            close(self, xg.grad.cpu(), xc.grad, name + " grad x", rel=1e-4)
+            for (pn, pc), (_, pg) in zip(cpu.named_parameters(),
+                                         gpu.named_parameters()):
+                self.assertEqual(pg.grad.device.type, "cuda")
+                close(self, pg.grad.cpu(), pc.grad, name + " grad " + pn,
+                      rel=1e-4)
+            with torch.no_grad():
+                close(self, gpu(x.cuda(), ei).cpu(), want, name + " plain",
+                      rel=1e-4)
+
+    def test_current_stream_and_cached_upload(self):
+        cpu, gpu = self.pair("gcn.gnn", "GCNConv", dict(in_dim=6, out_dim=5))
+        ei = random_graph(30, 100, seed=12)
+        x = torch.randn(31, 6)
+        want = cpu(x, ei)
+        stream = torch.cuda.Stream()
+        xg = x.cuda()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            got = gpu(xg, ei)
+        stream.synchronize()
+        close(self, got.cpu(), want, "on a side stream", rel=1e-4)
+        g = gt.as_graph(ei, 31)
+        dev = torch.device("cuda", torch.cuda.current_device())
+        self.assertIs(g._on(dev), g._on(dev))
+        self.assertEqual(g._on(dev).device, dev.index)
+
+    def test_tensors_on_different_devices(self):
+        _, gpu = self.pair("gcn.gnn", "GCNConv", dict(in_dim=6, out_dim=5))
+        ei = random_graph(10, 30, seed=13)
+        with self.assertRaisesRegex(ValueError, "is on cpu"):
+            gpu.cpu()(torch.randn(11, 6).cuda(), ei)
+
 
 def _pattern(ei, n):
     return torch.sparse_coo_tensor(torch.stack([ei[1], ei[0]]),

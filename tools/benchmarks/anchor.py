@@ -4,8 +4,14 @@
         --layer gcn|gat1|gat8|sage_mean|sage_max|gin|gcn_agg|gcn_model
         --width F --graph DIR --nodes N --mode infer|train|epoch
         [--warmup W] [--min-reps R] [--max-reps R] [--min-time S]
-        [--max-time S] [--threads T] [--seed S]
+        [--max-time S] [--threads T] [--seed S] [--compile]
     /usr/bin/python3 tools/benchmarks/anchor.py --probe
+
+Any Python with torch runs it: tools/bench runs Debian's PyTorch 1.13 with
+PyG 2.3 and DGL, and the current PyTorch and PyG from PyPI in their own
+environment (build/bench-torch-venv). --compile wraps the layer in
+torch.compile(dynamic=False); the warm-up call compiles it, and setup_s
+does not include that.
 
 --impl gnnc-torch runs gnnc's own layer (the dsl-examples file and
 hyper-parameters bench.py's LAYERS names) through gnnc.torch (python/,
@@ -296,6 +302,9 @@ def run(args):
         params = list(model.parameters())
         if not train:
             model.eval()
+        if args.compile:
+            result["compiled"] = True
+            model = torch.compile(model, dynamic=False)
         if impl == "dgl":
             if args.layer == "gin":
                 w = torch.ones(E)
@@ -440,6 +449,8 @@ def main():
     p.add_argument("--max-time", type=float, default=30.0)
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile the layer (PyTorch 2.x)")
     args = p.parse_args()
     if args.probe:
         probe()

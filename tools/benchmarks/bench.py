@@ -17,6 +17,12 @@ Run through tools/bench (which installs what is missing first):
                                 (tools/benchmarks/dist/run.py): its section
                                 of docs/benchmarks.md and
                                 docs/benchmarks/dist-results.json
+    tools/bench --torch         gnnc's layers called from PyTorch (gnnc.torch)
+                                beside gnnc native, PyG on Debian's PyTorch
+                                and PyG on the current PyTorch (eager and
+                                torch.compile): its section of
+                                docs/benchmarks.md and
+                                docs/benchmarks/torch-results.json
     tools/bench --sampling      mini-batch sampling throughput of gnnc_sample
                                 against DGL GraphBolt and PyG
                                 (tools/benchmarks/sampling/run.py): its
@@ -57,6 +63,14 @@ import graphs  # noqa: E402
 DEB_PY = "/usr/bin/python3"
 IMPLS = ["gnnc", "pyg", "pyg-sparse", "dgl"]
 ANCHORS = ["pyg", "pyg-sparse", "dgl"]
+# The cases "from PyTorch": gnnc's layers through gnnc.torch (python/), and
+# the current PyTorch and PyG from PyPI (build/bench-torch-venv), eager and
+# under torch.compile, beside gnnc native and PyG on Debian's PyTorch.
+TORCH_IMPLS = ["gnnc-torch", "pyg-current", "pyg-compile"]
+ALL_IMPLS = IMPLS + TORCH_IMPLS
+TORCH_REQUIREMENTS = HERE / "requirements-torch.txt"
+# Rounds of the gnnc native and gnnc-from-PyTorch cases (tools/bench --torch).
+TORCH_ROUNDS = 3
 
 # Each benchmarked layer: the .gnn file, the entry point, its
 # hyper-parameters at width F (input and output width F).
@@ -168,7 +182,22 @@ def make_plan(quick):
         add("bandwidth", "rmat-14", "gcn_agg", F, "infer", ["gnnc"])
     # The Cora training epoch.
     add("epoch", "cora", "gcn_model", 1433, "epoch")
+
     return list(cases.values())
+
+
+def torch_plan():
+    """tools/bench --torch: gnnc's layers from PyTorch (gnnc.torch) beside
+    gnnc native, PyG on Debian's PyTorch 1.13 and PyG on the current
+    PyTorch, eager and compiled."""
+    cases = []
+    for layer in ("gcn", "gat8", "sage_mean"):
+        for mode in ("infer", "train"):
+            for impl in ["gnnc", "gnnc-torch", "pyg", "pyg-current", "pyg-compile"]:
+                cases.append(dict(id="rmat-17/%s/F64/%s/%s" % (layer, mode, impl),
+                                  groups=["torch"], graph="rmat-17", layer=layer,
+                                  width=64, mode=mode, impl=impl))
+    return cases
 
 
 # The performance targets: which cases they read (see report.py).
@@ -576,14 +605,19 @@ def case_command(case, ctx, args, graph_dir, meta):
               "--max-reps", str(t["max_reps"]), "--min-time", str(t["min_time"]),
               "--max-time", str(t["max_time"])]
     if case["impl"] == "gnnc":
-        cmd = [str(ctx["driver"]), "--module", module_name(case["layer"], case["width"]),
-               "--entry", LAYERS[case["layer"]]["entry"], "--nodes", str(meta["N"])] + common
-    else:
-        layer = case["layer"]
-        cmd = [DEB_PY, str(HERE / "anchor.py"), "--impl", case["impl"], "--layer",
-               layer, "--width", str(case["width"]), "--nodes", str(meta["N"]),
-               "--threads", str(args.threads)] + common
-    return cmd
+        return [str(ctx["driver"]), "--module", module_name(case["layer"], case["width"]),
+                "--entry", LAYERS[case["layer"]]["entry"], "--nodes", str(meta["N"])] + common
+    python, impl, extra = DEB_PY, case["impl"], []
+    if impl in ("pyg-current", "pyg-compile"):
+        python, impl = str(torch_python(args)), "pyg"
+        extra = ["--compile"] if case["impl"] == "pyg-compile" else []
+    return [python, str(HERE / "anchor.py"), "--impl", impl, "--layer",
+            case["layer"], "--width", str(case["width"]), "--nodes", str(meta["N"]),
+            "--threads", str(args.threads)] + common + extra
+
+
+def torch_python(args):
+    return args.torch_venv / "bin" / "python"
 
 
 def child_env(args):
@@ -597,13 +631,24 @@ def child_env(args):
     return env
 
 
-def case_env(env, case):
+def case_env(env, case, args):
     """The environment of one case. gnnc's matmuls run between the OpenMP
     loops of the generated code: one OpenBLAS thread, as docs/training.md
     recommends, so that OpenBLAS' own thread pool does not compete with the
     OpenMP threads for the same cores (PyTorch runs its BLAS on its own
     intra-op pool of the same size)."""
-    if case["impl"] != "gnnc":
+    impl = case["impl"]
+    if impl in ("pyg-current", "pyg-compile"):
+        # Its own PyG, not build/bench-pydeps' 2.3.
+        env = dict(env)
+        env.pop("PYTHONPATH", None)
+        return env
+    if impl == "gnnc-torch":
+        return dict(env, OPENBLAS_NUM_THREADS="1",
+                    PYTHONPATH=str(ROOT / "python") + ":" + env["PYTHONPATH"],
+                    GNNC_PREFIX=str(args.prefix), GNNC_TORCH_CXXFLAGS=args.arch_flags,
+                    GNNC_TORCH_CACHE=str(args.work / "torch-cache"))
+    if impl != "gnnc":
         return env
     return dict(env, OPENBLAS_NUM_THREADS="1")
 
@@ -622,6 +667,39 @@ def anchors_available(probe):
     return avail
 
 
+def torch_probe(args, env):
+    """What the environment of the current PyTorch holds (anchor.py --probe
+    under its Python)."""
+    py = torch_python(args)
+    if not py.exists():
+        return {"torch_error": "no environment at %s (tools/bench installs it "
+                "unless --quick or --no-install)" % args.torch_venv}
+    env = dict(env)
+    env.pop("PYTHONPATH", None)
+    r = subprocess.run([str(py), str(HERE / "anchor.py"), "--probe"],
+                       capture_output=True, text=True, env=env)
+    try:
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"torch_error": "the probe failed: " + r.stderr[-500:]}
+
+
+def torch_available(probe):
+    """The cases from PyTorch: gnnc.torch runs on Debian's PyTorch (the
+    probe of the other anchors), PyG current and compiled in the PyPI
+    environment."""
+    out = {}
+    deb = probe.get("torch_error")
+    out["gnnc-torch"] = (False, deb) if deb else (True, "")
+    cur = probe["torch_current"]
+    why = cur.get("torch_error") or cur.get("pyg_error")
+    out["pyg-current"] = (False, why) if why else (True, "")
+    if not why and not cur.get("torch_compile"):
+        why = "torch %s has no torch.compile" % cur.get("torch")
+    out["pyg-compile"] = (False, why) if why else (True, "")
+    return out
+
+
 def graph_size_key(name, metas):
     m = metas[name]
     return (m["E"], m["N"])
@@ -638,7 +716,7 @@ def profile_case(case, ctx, args, graph_dir, meta, setup_s):
               "--min-time": "3", "--max-time": "8"}
     for flag, value in timing.items():
         cmd[cmd.index(flag) + 1] = value
-    env = case_env(child_env(args), case)
+    env = case_env(child_env(args), case, args)
     delay_ms = int(1000 * (setup_s or 0) + 200)
     out = {"ok": True, "command": " ".join(cmd), "delay_ms": delay_ms}
     with tempfile.TemporaryDirectory() as tmp:
@@ -679,13 +757,14 @@ def profile_case(case, ctx, args, graph_dir, meta, setup_s):
     return out
 
 
-def run_cases(plan, ctx, args, metas, avail):
+def run_cases(plan, ctx, args, metas, avail, keep_order=False):
     results = []
     failed = {}  # (impl, layer, width, mode) -> (graph, status) of a capped run
     env = child_env(args)
     t_start = time.time()
-    order = sorted(plan, key=lambda c: (graph_size_key(c["graph"], metas),
-                                        IMPLS.index(c["impl"])))
+    order = plan if keep_order else sorted(
+        plan, key=lambda c: (graph_size_key(c["graph"], metas),
+                             ALL_IMPLS.index(c["impl"])))
     target_ids = {t["quick" if args.quick else "case"] for t in TARGETS.values()}
     for k, case in enumerate(order):
         meta = metas[case["graph"]]
@@ -709,7 +788,7 @@ def run_cases(plan, ctx, args, metas, avail):
                        "(%g min) was spent" % args.budget)
         else:
             cmd = case_command(case, ctx, args, gdir, meta)
-            data, status, extra = supervise(cmd, case_env(env, case), args.mem_cap,
+            data, status, extra = supervise(cmd, case_env(env, case, args), args.mem_cap,
                                             args.time_cap)
             rec.update(extra)
             if status == "memory-cap":
@@ -775,6 +854,36 @@ def install(args):
     return state
 
 
+def install_torch_venv(args):
+    """The current PyTorch and PyG (requirements-torch.txt) in their own
+    environment, args.torch_venv; recorded, not fatal, when it fails."""
+    reqs = TORCH_REQUIREMENTS.read_text()
+    pins = [l.split("#")[0].strip() for l in reqs.splitlines()
+            if l.split("#")[0].strip()]
+    venv = args.torch_venv
+    state_path = venv / "install.json"
+    if state_path.exists():
+        state = json.loads(state_path.read_text())
+        if state.get("pins") == pins and state.get("ok"):
+            return state
+    state = {"pins": pins, "ok": False}
+    py = torch_python(args)
+    log("installing %s into %s (python3 -m venv, pip)" % (" ".join(pins), venv))
+    steps = [] if py.exists() else [[DEB_PY, "-m", "venv", str(venv)]]
+    steps.append([str(py), "-m", "pip", "install", "--quiet",
+                  "--disable-pip-version-check"] + pins)
+    for cmd in steps:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            state["log"] = (r.stdout + r.stderr)[-1500:]
+            log("  failed (recorded): %s" % (r.stderr.strip().splitlines() or [""])[-1])
+            return state
+    state["ok"] = True
+    venv.mkdir(parents=True, exist_ok=True)
+    state_path.write_text(json.dumps(state, indent=1) + "\n")
+    return state
+
+
 # --------------------------------------------------------------------------
 # Main
 # --------------------------------------------------------------------------
@@ -814,6 +923,10 @@ def main():
     ap.add_argument("--arch-flags", default="-march=native",
                     help="target flags for the generated code (default -march=native)")
     ap.add_argument("--no-install", action="store_true")
+    ap.add_argument("--torch-venv", default=str(ROOT / "build" / "bench-torch-venv"),
+                    help="the environment of the current PyTorch and PyG "
+                    "(requirements-torch.txt; installed unless --quick or "
+                    "--no-install; default build/bench-torch-venv)")
     ap.add_argument("--no-profile", action="store_true")
     ap.add_argument("--prepare-only", action="store_true",
                     help="build everything and write the graphs, then stop")
@@ -828,6 +941,10 @@ def main():
                     help="gnnc_dist's gather throughput over MPI ranks instead "
                     "(tools/benchmarks/dist/run.py; with --quick, a smoke run; "
                     "see run.py --help)")
+    ap.add_argument("--torch", action="store_true",
+                    help="gnnc's layers from PyTorch (gnnc.torch) against gnnc "
+                    "native and PyG, old and current, instead: its section of "
+                    "docs/benchmarks.md and docs/benchmarks/torch-results.json")
     ap.add_argument("--sampling", action="store_true",
                     help="mini-batch sampling throughput against DGL GraphBolt and "
                     "PyG instead (tools/benchmarks/sampling/run.py; with --quick, a "
@@ -836,12 +953,15 @@ def main():
     if args.quick and args.full:
         ap.error("--quick and --full exclude each other")
 
+    if args.torch and args.quick:
+        ap.error("--torch has no quick mode (tests/python and tools/test-python.sh "
+                 "test gnnc.torch)")
     if args.out:
         out_dir = pathlib.Path(args.out).resolve()
-    elif args.only and not args.report_only:
+    elif args.only and not args.report_only and not args.torch:
         # A partial run never overwrites the doc.
         out_dir = ROOT / "build" / "bench-only"
-    if args.out or (args.only and not args.report_only):
+    if args.out or (args.only and not args.report_only and not args.torch):
         doc = out_dir / "benchmarks.md"
         assets = out_dir / "benchmarks"
     elif args.quick:
@@ -854,6 +974,11 @@ def main():
         assets = out_dir / "benchmarks"
     json_path = assets / "results.json"
     import report  # noqa: E402  (matplotlib is imported lazily there)
+    if args.report_only and args.torch:
+        report.update_torch(json.loads((assets / "torch-results.json").read_text()),
+                            doc, assets)
+        log("wrote %s" % doc)
+        return 0
     if args.report_only:
         report.write(json.loads(json_path.read_text()), doc, assets)
         log("wrote %s" % doc)
@@ -870,21 +995,26 @@ def main():
         args.mem_cap = int(args.mem_cap_gb * 2 ** 30)
     if args.time_cap is None:
         args.time_cap = 60 if args.quick else 240
-    if args.budget is None and not args.quick:
+    if args.budget is None and not args.quick and not args.torch:
         args.budget = 25.0
     t0 = time.time()
 
+    args.torch_venv = pathlib.Path(args.torch_venv).resolve()
     install_state = {} if args.no_install else install(args)
     if args.no_install and (args.pydeps / "install.json").exists():
         install_state = json.loads((args.pydeps / "install.json").read_text())
 
-    plan = make_plan(args.quick)
+    plan = torch_plan() if args.torch else make_plan(args.quick)
     if args.only:
         rx = re.compile(args.only)
         plan = [c for c in plan if rx.search(c["id"])]
+    if (not args.no_install and not args.quick
+            and any(c["impl"] in ("pyg-current", "pyg-compile") for c in plan)):
+        install_state["torch_venv"] = install_torch_venv(args)
     log("%d cases" % len(plan))
 
     gnnc, prefix = build_gnnc(args)
+    args.prefix = prefix
     variants = {(c["layer"], c["width"]) for c in plan if c["impl"] == "gnnc"}
     if not variants:
         variants = {("gcn_agg", 16)}
@@ -913,9 +1043,15 @@ def main():
     except (ValueError, IndexError):
         probe = {"torch_error": "the probe failed: " + r.stderr[-500:]}
     avail = anchors_available(probe)
-    for impl in ANCHORS:
+    probe["torch_current"] = torch_probe(args, env)
+    avail.update(torch_available(probe))
+    for impl in ANCHORS + TORCH_IMPLS:
         if not avail[impl][0]:
             log("%s unavailable: %s" % (impl, avail[impl][1][:200]))
+
+    if args.torch:
+        return run_torch(args, plan, driver, gdirs, metas, machine, probe, avail,
+                         install_state, assets, doc, t0)
 
     log("timing gnnc --emit=cpp on every example")
     compile_res = compile_times(gnnc, 2 if args.quick else 5)
@@ -979,6 +1115,61 @@ def main():
     json_path.write_text(json.dumps(data, indent=1) + "\n")
     log("wrote %s" % json_path)
     report.write(data, doc, assets)
+    log("wrote %s (%.0f s in all)" % (doc, data["wall_s"]))
+    return 0
+
+
+def run_torch(args, plan, driver, gdirs, metas, machine, probe, avail,
+              install_state, assets, doc, t0):
+    """The cases of tools/bench --torch, their JSON and their section. gnnc
+    native and gnnc from PyTorch, whose ratio is the point, run in
+    TORCH_ROUNDS rounds, the two of each layer and mode one after the other;
+    each keeps the round of its median time (every round's median is in
+    the result's round_medians_s). The anchors run once."""
+    import report  # noqa: E402
+    ctx = {"driver": driver, "graph_dirs": gdirs}
+    pairs = [c for c in plan if c["impl"] in ("gnnc", "gnnc-torch")]
+    others = [c for c in plan if c not in pairs]
+    rounds = []
+    for r in range(TORCH_ROUNDS):
+        log("gnnc native and from PyTorch, round %d of %d" % (r + 1, TORCH_ROUNDS))
+        rounds.append(run_cases(pairs, ctx, args, metas, avail, keep_order=True))
+    results = []
+    for recs in zip(*rounds):
+        timed = sorted((rec for rec in recs if rec["status"] == "ok"),
+                       key=lambda rec: rec["result"]["median_s"])
+        if not timed:
+            results.append(recs[0])
+            continue
+        rec = timed[(len(timed) - 1) // 2]
+        rec["result"]["round_medians_s"] = [
+            rec_["result"]["median_s"] if rec_["status"] == "ok" else None
+            for rec_ in recs]
+        results.append(rec)
+    results += run_cases(others, ctx, args, metas, avail)
+    machine["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
+    data = {
+        "schema": 1,
+        "kind": "partial" if args.only else "full",
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": "tools/bench " + " ".join(sys.argv[1:]),
+        "machine": machine,
+        "threads": args.threads,
+        "arch_flags": args.arch_flags,
+        "install": install_state,
+        "probe": probe,
+        "availability": {k: {"ok": v[0], "reason": v[1]} for k, v in avail.items()},
+        "graphs": metas,
+        "layers": {k: {"title": v["title"], "source": v["source"], "entry": v["entry"]}
+                   for k, v in LAYERS.items()},
+        "cases": results,
+    }
+    data["wall_s"] = time.time() - t0
+    assets.mkdir(parents=True, exist_ok=True)
+    path = assets / "torch-results.json"
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    log("wrote %s" % path)
+    report.update_torch(data, doc, assets)
     log("wrote %s (%.0f s in all)" % (doc, data["wall_s"]))
     return 0
 

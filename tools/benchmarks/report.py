@@ -995,6 +995,11 @@ def write(data, doc, assets):
     if samp:
         w(sampling_section(samp, sampling_plots(samp, assets)))
 
+    # From PyTorch (tools/bench --torch), from its own JSON.
+    tor = load_torch(assets)
+    if tor:
+        w(torch_section(tor))
+
     # Fixed-size batches (tools/bench --fixed-size), from its own JSON.
     fixed = load_fixedsize(assets)
     if fixed:
@@ -2300,6 +2305,133 @@ def splice_section(text, heading, section):
         else:
             body = lines[:at] + sec + lines[at:]
     return "\n".join(body).rstrip("\n") + "\n"
+
+
+TORCH_HEADING = "## From PyTorch"
+TORCH_JSON = "torch-results.json"
+TORCH_TITLES = {"gnnc": "gnnc native", "gnnc-torch": "gnnc from PyTorch",
+                "pyg": "PyG (PyTorch 1.13)", "pyg-current": "PyG (current)",
+                "pyg-compile": "PyG (current, torch.compile)"}
+TORCH_COLUMNS = ["gnnc", "gnnc-torch", "pyg", "pyg-current", "pyg-compile"]
+# The most that calling gnnc from PyTorch may add to gnnc native's time.
+TORCH_OVERHEAD_TARGET = 1.10
+
+
+def load_torch(assets):
+    """The JSON of the last `tools/bench --torch` beside the assets, or None."""
+    return load_assets_json(assets, TORCH_JSON)
+
+
+def torch_versions(d):
+    """A line per anchor's software, from the probes and the results."""
+    probe = d.get("probe", {})
+    cur = probe.get("torch_current", {})
+    out = []
+    if probe.get("torch"):
+        out.append("PyG (PyTorch 1.13): PyG %s on Debian's PyTorch %s (`/usr/bin/python3`, "
+                   "PyG from `build/bench-pydeps`)" % (probe.get("torch_geometric", "?"),
+                                                      probe.get("torch_debian") or probe["torch"]))
+    if cur.get("torch"):
+        out.append("PyG (current): PyG %s on PyTorch %s from PyPI (`build/bench-torch-venv`, "
+                   "`tools/benchmarks/requirements-torch.txt`), eager: `conv(x, edge_index)` "
+                   "with an int64 edge_index, PyG's MessagePassing without torch_scatter"
+                   % (cur.get("torch_geometric", "?"), cur["torch"]))
+        out.append("PyG (current, torch.compile): the same layer under "
+                   "`torch.compile(conv, dynamic=False)` (Inductor's C++ backend on the "
+                   "CPU); the warm-up call compiles, the timed calls do not")
+    for c in d["cases"]:
+        if c["impl"] == "gnnc-torch" and c["status"] == "ok":
+            v = c["result"].get("versions", {})
+            out.append("gnnc from PyTorch: `gnnc.torch.load(...)` (python/, "
+                       "docs/python.md) on Debian's PyTorch %s, the module built with "
+                       "`GNNC_TORCH_CXXFLAGS=%s` as native is with `--arch-flags`; "
+                       "`conv(x, edge_index)` as PyG's" % (v.get("torch_debian") or
+                                                           v.get("torch", "?"),
+                                                           d.get("arch_flags", "")))
+            break
+    return out
+
+
+def torch_section(d):
+    """The section of tools/bench --torch: one row per layer and mode."""
+    R = Results(d)
+    L = [TORCH_HEADING + "\n"]
+    w = L.append
+    m = d.get("machine", {})
+    w("gnnc's layers called from a PyTorch script through `gnnc.torch` "
+      "(docs/python.md), beside the same layers in gnnc's own benchmark program "
+      "(gnnc native: the kernels linked into C++, `gnnc_add_model`), PyG on "
+      "Debian's PyTorch 1.13 (the other tables' anchor) and PyG on the current "
+      "PyTorch from PyPI, eager and under `torch.compile`. rmat-17 (%s vertices, "
+      "%s edges), F = 64, %d threads; train is one forward and backward "
+      "(`out.backward(cotangent)`, the gradients of x and of every parameter). "
+      "Medians of every implementation in the same run (`%s`, %s, load average %s "
+      "at the start and %s at the end); gnnc native and gnnc from PyTorch ran in "
+      "three rounds, the two of a row one after the other, and each shows the "
+      "round of its middle median (all three are in the JSON, "
+      "`round_medians_s`), so that a busy moment of the machine does not decide "
+      "their ratio." % (
+          fcount(d["graphs"]["rmat-17"]["N"]) if "rmat-17" in d.get("graphs", {}) else "?",
+          fcount(d["graphs"]["rmat-17"]["E"]) if "rmat-17" in d.get("graphs", {}) else "?",
+          d.get("threads", 0), d.get("command", "tools/bench --torch"),
+          d.get("date_utc", "?"), " ".join(m.get("loadavg_start", [])),
+          " ".join(m.get("loadavg_end", []))))
+    w("")
+    rows = []
+    overheads = []
+    for base in R.bases("torch"):
+        g, layer, F, mode = parse_base(base)
+        title = d["layers"].get(layer, {}).get("title", layer)
+        native, mine = R.median(base, "gnnc"), R.median(base, "gnnc-torch")
+        anchors = [(i, R.median(base, i)) for i in ("pyg", "pyg-current", "pyg-compile")
+                   if R.median(base, i) is not None]
+        best = min(anchors, key=lambda a: a[1]) if anchors else None
+        over = mine / native if mine and native else None
+        if over:
+            overheads.append(over)
+        rows.append([title, "inference" if mode == "infer" else "train"] +
+                    [R.cell(base, i) for i in TORCH_COLUMNS] +
+                    ["%.2f" % over if over else "–",
+                     ("%s (%s)" % (fratio(best[1] / mine), TORCH_TITLES[best[0]]))
+                     if best and mine else "–"])
+    w(table(["layer", "mode"] + [TORCH_TITLES[i] for i in TORCH_COLUMNS] +
+            ["from PyTorch / native", "fastest PyG / gnnc from PyTorch"], rows,
+            ["l", "l"] + ["r"] * (len(TORCH_COLUMNS) + 1) + ["l"]))
+    w("")
+    if overheads:
+        worst = max(overheads)
+        w("Called from PyTorch, a layer takes %.2f to %.2f times its native time "
+          "here (the target is at most %.2f: %s). What the PyTorch path adds: the checks of "
+          "shapes, dtypes and devices, the autograd function, and new result "
+          "tensors each call; results of 1 MiB and more come from gnnc.torch's "
+          "buffer cache, so a step reuses the memory of the last step's dead "
+          "results instead of faulting in fresh pages.\n" % (
+              min(overheads), worst, TORCH_OVERHEAD_TARGET,
+              "met" if worst <= TORCH_OVERHEAD_TARGET else "**not met**"))
+    vers = torch_versions(d)
+    if vers:
+        w("Versions and configuration:\n")
+        for v in vers:
+            w("- " + v)
+        w("")
+    bad = [c for c in d["cases"] if c["status"] != "ok"]
+    if bad:
+        w("Cases without a time:\n")
+        w(table(["case", "result", "why"],
+                [[c["id"], short_status(c),
+                  c.get("error", "").replace("|", "\\|").replace("\n", " ")[:200]]
+                 for c in bad], ["l", "l", "l"]))
+        w("")
+    return "\n".join(L).rstrip() + "\n"
+
+
+def update_torch(d, doc, assets):
+    """Puts the section of `d` (the JSON of tools/bench --torch) into `doc`,
+    leaving every other section as it is."""
+    doc = pathlib.Path(doc)
+    text = doc.read_text() if doc.exists() else "# Benchmarks\n"
+    doc.parent.mkdir(parents=True, exist_ok=True)
+    doc.write_text(splice_section(text, TORCH_HEADING, torch_section(d)))
 
 
 def update_sampling(d, doc, assets):
