@@ -14,6 +14,8 @@
 #include "gnnc/runtime/Graph.h"
 #include "gnnc/runtime/Train.h"
 
+#include <omp.h>
+
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -77,6 +79,13 @@ int gnnc_bridge_call(const rt::EntryInfo *entry, const rt::CallArgs *args,
                      char *err, size_t errLen) {
   rt::Status st = entry->call(*args);
   return st.ok() ? 0 : fail(st.message(), err, errLen);
+}
+
+/// Sets the OpenMP threads of the calling thread's later parallel loops
+/// (this library's OpenMP runtime, which the modules share).
+void gnnc_bridge_set_threads(int n) {
+  if (n > 0)
+    omp_set_num_threads(n);
 }
 
 int gnnc_bridge_abi_version() { return rt::kAbiVersion; }

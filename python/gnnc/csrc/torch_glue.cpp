@@ -52,6 +52,7 @@ struct Bridge {
                    uint64_t, const char *, char *, size_t) = nullptr;
   int (*call)(const rt::EntryInfo *, const rt::CallArgs *, char *,
               size_t) = nullptr;
+  void (*setThreads)(int) = nullptr;
   int (*abiVersion)() = nullptr;
 };
 Bridge *TheBridge = nullptr;
@@ -87,6 +88,7 @@ void loadBridge(const std::string &path) {
   lookup(handle, "gnnc_bridge_graph_counts", b->graphCounts);
   lookup(handle, "gnnc_bridge_init_param", b->initParam);
   lookup(handle, "gnnc_bridge_call", b->call);
+  lookup(handle, "gnnc_bridge_set_threads", b->setThreads);
   lookup(handle, "gnnc_bridge_abi_version", b->abiVersion);
   if (b->abiVersion() != rt::kAbiVersion)
     throw std::runtime_error("gnnc: " + path + " speaks ABI version " +
@@ -482,8 +484,12 @@ public:
     const Bridge &br = bridge();
     char err[1024] = {};
     int failed;
+    // The loops run on as many threads as PyTorch's own CPU operations
+    // (torch.set_num_threads), whichever OpenMP runtime PyTorch has.
+    int threads = at::get_num_threads();
     {
       py::gil_scoped_release release;
+      br.setThreads(threads);
       failed = br.call(&e, &b.Args, err, sizeof err);
     }
     if (failed)
