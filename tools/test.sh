@@ -18,8 +18,9 @@
 #      layers against gnnc-train on Cora)
 #   5. clang-19 ASan+UBSan build with the fuzzer in build-asan/, unit + lit
 #      tests (+ fuzzer seed replay) on it
-#   6. 60 s of fuzzing the front end, then 25 s each of the --define,
-#      .npy, .gnnd, dataset-folder and text-loader fuzzers (tools/fuzz)
+#   6. 40 s of fuzzing the front end, then 10 s each of the --define,
+#      .npy, .gnnd, dataset-folder and text-loader fuzzers (tools/fuzz runs
+#      them as long as asked: tools/fuzz --seconds N)
 #   7. the benchmark harness' smoke run (tools/bench --quick: builds the
 #      benchmark programs against build/, runs Cora and a small R-MAT against
 #      PyG and DGL, writes build/bench-quick/; no timing thresholds: it must
@@ -29,7 +30,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-FUZZ_SECONDS=${GNNC_FUZZ_SECONDS:-60}
+FUZZ_SECONDS=${GNNC_FUZZ_SECONDS:-40}
 export GNNC_JOBS=${GNNC_JOBS:-2}
 export GNNC_WERROR=ON
 export CTEST_OUTPUT_ON_FAILURE=1
@@ -42,10 +43,25 @@ if [[ $(id -u) -eq 0 ]]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
 
+# Each section's heading says when it started, and the summary how long
+# each took (CI's budget is 45 minutes on 2 cores).
+section_names=()
+section_starts=()
 section() {
+  section_names+=("$*")
+  section_starts+=("$SECONDS")
   printf '\n======================================================================\n'
-  printf '== %s\n' "$*"
+  printf '== %s (at %dm%02ds)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60))
   printf '======================================================================\n'
+}
+
+section_times() {
+  local i end
+  for i in "${!section_names[@]}"; do
+    end=${section_starts[$((i + 1))]:-$SECONDS}
+    printf '  %-70s %4dm%02ds\n' "${section_names[$i]:0:70}" \
+      $(((end - section_starts[i]) / 60)) $(((end - section_starts[i]) % 60))
+  done
 }
 
 # Runs ctest in $1, keeps its log in $1/ctest.log.
@@ -122,7 +138,7 @@ echo "fuzz: OK, corpus now has $(find "$corpus" -type f | wc -l) inputs"
 # --define values through the lowering, and the runtime's readers (.npy
 # files, .gnnd bundles, .npy dataset folders, SNAP / Matrix Market / OGB
 # files), briefly; tools/fuzz runs them longer.
-tools/fuzz --seconds "${GNNC_MORE_FUZZ_SECONDS:-15}" gnnc-define-fuzzer \
+tools/fuzz --seconds "${GNNC_MORE_FUZZ_SECONDS:-10}" gnnc-define-fuzzer \
   gnnc-npy-fuzzer gnnc-gnnd-fuzzer gnnc-dataset-dir-fuzzer gnnc-loaders-fuzzer
 
 section "7/7 Benchmark harness smoke run (tools/bench --quick)"
@@ -131,8 +147,10 @@ bench_json=build/bench-quick/benchmarks/results.json
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); ok = sum(c["status"] == "ok" for c in d["cases"]); print("bench: %d of %d smoke cases ran, JSON in %s" % (ok, len(d["cases"]), sys.argv[1])); sys.exit(0 if any(c["status"] == "ok" and c["impl"] == "gnnc" for c in d["cases"]) else 1)' "$bench_json"
 
 section "Summary"
+echo "time per section:"
+section_times
 echo "fuzz: the front end ${FUZZ_SECONDS}s without a crash, leak or timeout"
-echo "fuzz: --define values and the runtime's readers ${GNNC_MORE_FUZZ_SECONDS:-15}s each without a crash"
+echo "fuzz: --define values and the runtime's readers ${GNNC_MORE_FUZZ_SECONDS:-10}s each without a crash"
 echo "bench: the smoke run completed (${bench_json})"
 echo "package: installed, out-of-tree gnnc-train built and trained: ${package_summary}"
 echo "package: out-of-tree train-gcn built and trained: ${example_summary}"

@@ -7,9 +7,12 @@
 //
 //   - elementwise maths with NumPy broadcasting: grid-stride kernels;
 //   - matmul: cublasSgemm on a cuBLAS handle of the calling thread and
-//     device, in FP32 (CUBLAS_DEFAULT_MATH: no TF32); on a stream
-//     prepared for capture (prepareCapture, StepGraph.h), with a workspace
-//     of that stream's, so that a captured matmul allocates nothing;
+//     device, in FP32 (CUBLAS_DEFAULT_MATH: no TF32), with a workspace of
+//     the stream's own: cuBLAS is bitwise reproducible only while one
+//     stream uses a workspace, and a handle's default workspace is shared
+//     by every stream the handle runs on. The workspace is made by the
+//     stream's first matmul (or by prepareCapture, StepGraph.h, before a
+//     capture, so that a captured matmul allocates nothing);
 //   - reductions of the middle axis of [outer, len, inner]: one thread per
 //     output element adding the axis in order (the host's order) when the
 //     axis is short; for a long axis, partial results of chunks of
@@ -667,8 +670,9 @@ Status readoutSelect(bool max, const DeviceBatchedGraph &g, const float *in,
 // cuBLAS
 //===----------------------------------------------------------------------===//
 
-/// A cuBLAS handle, and the workspaces of the streams prepared for capture
-/// (prepareCapture), each of `workspaceBytes` of device memory.
+/// A cuBLAS handle, and the workspace of every stream it has run on (or
+/// that prepareCapture prepared), each of `workspaceBytes` of device
+/// memory, kept until the thread ends.
 struct BlasHandle {
   cublasHandle_t handle = nullptr;
   std::size_t workspaceBytes = 0;
@@ -731,6 +735,28 @@ Status blasHandle(BlasHandle *&out) {
     it = handles.byDevice.emplace(device, std::move(h)).first;
   }
   out = &it->second;
+  return Status::success();
+}
+
+/// The workspace of `stream` in `blas`, made on the stream's first use. A
+/// stream that is being captured must have one already (an allocation
+/// cannot be captured).
+Status streamWorkspace(BlasHandle &blas, cudaStream_t stream, void *&out) {
+  if (auto it = blas.workspaces.find(stream); it != blas.workspaces.end()) {
+    out = it->second;
+    return Status::success();
+  }
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  GNNC_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone)
+    return Status::error(
+        "matmul: the stream is captured but has no cuBLAS workspace: call "
+        "rt::cuda::prepareCapture(stream) before the capture (StepGraph's "
+        "capture does)");
+  void *workspace = nullptr;
+  GNNC_CUDA_CHECK(cudaMalloc(&workspace, blas.workspaceBytes));
+  blas.workspaces.emplace(stream, workspace);
+  out = workspace;
   return Status::success();
 }
 
@@ -849,25 +875,15 @@ Status matmul(const float *a, const float *w, float *out, int64_t rows,
   BlasHandle *blas = nullptr;
   GNNC_TRY(blasHandle(blas));
   cublasHandle_t h = blas->handle;
+  // The stream's own workspace, set after cublasSetStream (which goes back
+  // to the handle's default workspace, shared by all its streams).
+  void *workspace = nullptr;
+  GNNC_TRY(streamWorkspace(*blas, stream, workspace));
   if (cublasStatus_t s = cublasSetStream(h, stream); s != CUBLAS_STATUS_SUCCESS)
     return Status::error(std::string("cublasSetStream: ") + blasError(s));
-  // cublasSetStream goes back to cuBLAS's default workspace, which cuBLAS
-  // may allocate while the stream is captured: a stream prepared for
-  // capture has a workspace of its own, which every matmul on it uses.
-  if (auto it = blas->workspaces.find(stream); it != blas->workspaces.end()) {
-    if (cublasStatus_t s =
-            cublasSetWorkspace(h, it->second, blas->workspaceBytes);
-        s != CUBLAS_STATUS_SUCCESS)
-      return Status::error(std::string("cublasSetWorkspace: ") + blasError(s));
-  } else {
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    GNNC_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-    if (capture != cudaStreamCaptureStatusNone)
-      return Status::error(
-          "matmul: the stream is captured but has no cuBLAS workspace: call "
-          "rt::cuda::prepareCapture(stream) before the capture (StepGraph's "
-          "capture does)");
-  }
+  if (cublasStatus_t s = cublasSetWorkspace(h, workspace, blas->workspaceBytes);
+      s != CUBLAS_STATUS_SUCCESS)
+    return Status::error(std::string("cublasSetWorkspace: ") + blasError(s));
   // Row-major out[rows, n] = a[rows, k] @ w[k, n] is column-major
   // out^T[n, rows] = w^T[n, k] @ a^T[k, rows].
   const float one = 1.0f, zero = 0.0f;
@@ -884,12 +900,8 @@ Status matmul(const float *a, const float *w, float *out, int64_t rows,
 Status prepareCapture(cudaStream_t stream) {
   BlasHandle *blas = nullptr;
   GNNC_TRY(blasHandle(blas));
-  if (blas->workspaces.count(stream))
-    return Status::success();
   void *workspace = nullptr;
-  GNNC_CUDA_CHECK(cudaMalloc(&workspace, blas->workspaceBytes));
-  blas->workspaces.emplace(stream, workspace);
-  return Status::success();
+  return streamWorkspace(*blas, stream, workspace);
 }
 
 std::size_t reduceScratchBytes(int64_t outer, int64_t len, int64_t inner) {

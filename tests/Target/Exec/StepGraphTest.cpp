@@ -6,9 +6,11 @@
 // each copied into the same device memory first (DeviceGraph::assign,
 // DeviceTensor::assign): the parameters, outputs and gradients after every
 // replayed step are bit-identical to those of the same steps run eagerly
-// (same kernels, same order). Also: DeviceGraph::assign against upload, and
-// steps a capture cannot record (an allocation, a synchronisation), which
-// fail with the CUDA error.
+// (same kernels, same order). Also: steps queued on two streams at once
+// agree bit for bit with each other and with the same steps on one stream
+// (each stream has a cuBLAS workspace of its own); DeviceGraph::assign
+// against upload, and steps a capture cannot record (an allocation, a
+// synchronisation), which fail with the CUDA error.
 //
 // In gnnc-cuda-emu-tests the host emulation records and replays the
 // captured work (tests/Target/Exec/emu); in gnnc-cuda-tests the CUDA
@@ -370,6 +372,56 @@ TEST(StepGraph, GraphSAGE2BlockReplayMatchesEager) {
 TEST(StepGraph, GAT2BlockReplayMatchesEager) {
   SKIP_WITHOUT_DEVICE();
   checkReplayMatchesEager(kGat, 3);
+}
+
+/// Two trainers on two streams, from the same batch and parameters, each
+/// queue `steps` steps (forward, backward, SGD) interleaved with the other's
+/// and without waiting: their parameters, gradients, outputs and input
+/// gradients are bit-identical at the end, and to those of the same steps
+/// run one stream at a time. Each stream has a cuBLAS workspace of its own;
+/// with a shared one, cuBLAS promises no reproducibility.
+template <typename P, typename S>
+void checkTwoStreamsAgree(const Model<P, S> &m, int steps) {
+  Batch batch = randomBatch(7, m.inDim, m.classes);
+  int64_t numParams = 0;
+  for (int i = 0; i < P::kNumParams; ++i)
+    numParams += P::kNumElements[i];
+  std::mt19937_64 rng(43);
+  std::vector<float> init = randomFloats(rng, numParams, 0.5f);
+  Stream s1, s2, alone;
+  Trainer<P, S> t1(m, s1.s), t2(m, s2.s), t3(m, alone.s);
+  for (Trainer<P, S> *t : {&t1, &t2, &t3}) {
+    ASSERT_OK(t->setUp(batch, init));
+    zeroPadding(*t);
+  }
+  std::vector<float> start = t1.result().params;
+  for (int k = 0; k < steps; ++k) {
+    ASSERT_OK(t1.step(t1.stream));
+    ASSERT_OK(t2.step(t2.stream));
+  }
+  for (int k = 0; k < steps; ++k) {
+    ASSERT_OK(t3.step(t3.stream));
+    ASSERT_EQ(cudaStreamSynchronize(t3.stream), cudaSuccess);
+  }
+  typename Trainer<P, S>::Result r1 = t1.result(), r2 = t2.result(),
+                                 r3 = t3.result();
+  EXPECT_FALSE(sameBits(r1.params, start)); // the steps trained
+  for (const auto *r : {&r2, &r3}) {
+    EXPECT_TRUE(sameBits(r1.params, r->params)) << "parameters";
+    EXPECT_TRUE(sameBits(r1.grads, r->grads)) << "gradients";
+    EXPECT_TRUE(sameBits(r1.out, r->out)) << "output";
+    EXPECT_TRUE(sameBits(r1.gradX, r->gradX)) << "input gradient";
+  }
+}
+
+TEST(StepGraph, GraphSAGE2BlockTwoStreamsAgree) {
+  SKIP_WITHOUT_DEVICE();
+  checkTwoStreamsAgree(kSage, 50);
+}
+
+TEST(StepGraph, GAT2BlockTwoStreamsAgree) {
+  SKIP_WITHOUT_DEVICE();
+  checkTwoStreamsAgree(kGat, 50);
 }
 
 //===----------------------------------------------------------------------===//

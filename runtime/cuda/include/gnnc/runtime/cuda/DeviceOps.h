@@ -103,7 +103,10 @@ Status broadcastTo(const float *in, const Shape &si, float *out,
 //===----------------------------------------------------------------------===//
 
 /// `out[rows, n] = a[rows, k] @ w[k, n]` with cublasSgemm on a cuBLAS handle
-/// of the calling thread and the current device, created on first use.
+/// of the calling thread and the current device, created on first use, and
+/// a cuBLAS workspace of `stream`'s own (made by the stream's first matmul
+/// from this thread, or by prepareCapture): two streams never share one,
+/// so results are bitwise the same however their work interleaves.
 Status matmul(const float *a, const float *w, float *out, int64_t rows,
               int64_t k, int64_t n, cudaStream_t stream);
 

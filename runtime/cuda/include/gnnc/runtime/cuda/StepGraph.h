@@ -45,10 +45,11 @@ namespace gnnc::rt::cuda {
 
 /// Makes what the device operations (DeviceOps.h) need to be captured on
 /// `stream` from this thread on the current device, which they cannot make
-/// during a capture: the thread's cuBLAS handle, and a cuBLAS workspace for
+/// during a capture: the thread's cuBLAS handle, and the cuBLAS workspace of
 /// `stream` (4 MiB, 32 MiB from compute capability 9.0, the size of
-/// cuBLAS's default one), which every later matmul on `stream` from this
-/// thread uses, captured or not. StepGraph's capture calls it; a step
+/// cuBLAS's default one; a matmul on a stream that is not captured makes it
+/// itself), which every later matmul on `stream` from this thread uses,
+/// captured or not. StepGraph's capture calls it; a step
 /// captured another way calls it first. The graphs captured on one stream
 /// share its workspace: replay them one at a time.
 Status prepareCapture(cudaStream_t stream);
