@@ -197,9 +197,8 @@ def _cuda_bridge(prefix, verbose):
     """csrc/bridge_cuda.cpp as a shared library (see that file)."""
     nvcc, include, libdir = _cuda_paths(prefix)
     src = os.path.join(os.path.dirname(__file__), "csrc", "bridge_cuda.cpp")
-    with open(src, "rb") as f:
-        key = _hash(f.read(), gnnc_version(prefix), prefix, _compiler(),
-                    " ".join(_FLAGS), nvcc)[:16]
+    key = _hash(_sources(src), gnnc_version(prefix), prefix, _compiler(),
+                " ".join(_FLAGS), nvcc)[:16]
     library = os.path.join(cache_root(), "bridge-cuda-" + key + ".so")
     cmd = [_compiler()] + _FLAGS + [
         "-shared", "-I", os.path.join(prefix, "include"), "-I", include, src,
@@ -252,13 +251,21 @@ def _link(prefix):
             "-fopenmp"]
 
 
+def _sources(src):
+    """The bytes of a bridge's source and of the header the bridges share."""
+    parts = []
+    for path in (src, os.path.join(os.path.dirname(src), "bridge_util.h")):
+        with open(path, "rb") as f:
+            parts.append(f.read())
+    return b"\0".join(parts)
+
+
 def _bridge(prefix, verbose):
     """csrc/bridge.cpp as a shared library: the C interface between the
     extension and gnnc's runtime (see that file)."""
     src = os.path.join(os.path.dirname(__file__), "csrc", "bridge.cpp")
-    with open(src, "rb") as f:
-        key = _hash(f.read(), gnnc_version(prefix), prefix, _compiler(),
-                    " ".join(_FLAGS))[:16]
+    key = _hash(_sources(src), gnnc_version(prefix), prefix, _compiler(),
+                " ".join(_FLAGS))[:16]
     library = os.path.join(cache_root(), "bridge-" + key + ".so")
     cmd = [_compiler()] + _FLAGS + ["-shared", "-I",
                                     os.path.join(prefix, "include"), src,

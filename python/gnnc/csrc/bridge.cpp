@@ -10,6 +10,8 @@
 // builds is passed on, as the ABI's `const void *`, to modules compiled the
 // same way.
 
+#include "bridge_util.h"
+
 #include "gnnc/runtime/Abi.h"
 #include "gnnc/runtime/Graph.h"
 #include "gnnc/runtime/Train.h"
@@ -23,15 +25,7 @@
 
 namespace rt = gnnc::rt;
 
-namespace {
-int fail(const std::string &message, char *err, size_t errLen) {
-  if (errLen > 0) {
-    std::strncpy(err, message.c_str(), errLen - 1);
-    err[errLen - 1] = '\0';
-  }
-  return 1;
-}
-} // namespace
+using gnnc_torch::fail;
 
 extern "C" {
 
@@ -39,19 +33,11 @@ extern "C" {
 void *gnnc_bridge_graph_new(const int64_t *src, const int64_t *dst,
                             int64_t numEdges, int64_t numSrc, int64_t numDst,
                             char *err, size_t errLen) {
-  auto *g = new (std::nothrow) rt::Graph();
-  if (!g) {
-    fail("out of memory", err, errLen);
-    return nullptr;
-  }
-  rt::Status st =
-      rt::Graph::fromEdgeIndex(src, dst, numEdges, numSrc, numDst, *g);
-  if (!st.ok()) {
-    delete g;
-    fail(st.message(), err, errLen);
-    return nullptr;
-  }
-  return g;
+  return gnnc_torch::makeOrFail<rt::Graph>(
+      [&](rt::Graph &g) {
+        return rt::Graph::fromEdgeIndex(src, dst, numEdges, numSrc, numDst, g);
+      },
+      err, errLen);
 }
 
 void gnnc_bridge_graph_free(void *graph) {

@@ -10,6 +10,8 @@
 // entry points of CUDA modules as the `const void *` this file casts back
 // to rt::cuda::EntryInfo.
 
+#include "bridge_util.h"
+
 #include "gnnc/runtime/Graph.h"
 #include "gnnc/runtime/cuda/Abi.h"
 #include "gnnc/runtime/cuda/Device.h"
@@ -22,15 +24,9 @@
 namespace rt = gnnc::rt;
 namespace cuda = gnnc::rt::cuda;
 
-namespace {
-int fail(const std::string &message, char *err, size_t errLen) {
-  if (errLen > 0) {
-    std::strncpy(err, message.c_str(), errLen - 1);
-    err[errLen - 1] = '\0';
-  }
-  return 1;
-}
+using gnnc_torch::fail;
 
+namespace {
 /// The CUDA call arguments: the extension's rt::CallArgs and the stream.
 cuda::CallArgs withStream(const rt::CallArgs *args, void *stream) {
   cuda::CallArgs a;
@@ -51,20 +47,12 @@ extern "C" {
 /// `stream`, and waits for it; null with the message in `err`.
 void *gnnc_cuda_bridge_graph_upload(const void *graph, void *stream, char *err,
                                     size_t errLen) {
-  auto *d = new (std::nothrow) cuda::DeviceGraph();
-  if (!d) {
-    fail("out of memory", err, errLen);
-    return nullptr;
-  }
-  rt::Status st =
-      cuda::DeviceGraph::upload(*static_cast<const rt::Graph *>(graph),
-                                static_cast<cudaStream_t>(stream), *d);
-  if (!st.ok()) {
-    delete d;
-    fail(st.message(), err, errLen);
-    return nullptr;
-  }
-  return d;
+  return gnnc_torch::makeOrFail<cuda::DeviceGraph>(
+      [&](cuda::DeviceGraph &d) {
+        return cuda::DeviceGraph::upload(*static_cast<const rt::Graph *>(graph),
+                                         static_cast<cudaStream_t>(stream), d);
+      },
+      err, errLen);
 }
 
 void gnnc_cuda_bridge_graph_free(void *graph) {
