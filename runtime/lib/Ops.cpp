@@ -11,9 +11,9 @@
 #include <algorithm>
 #include <cblas.h>
 #include <cmath>
-#include <limits>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -831,8 +831,13 @@ void gnnc::rt::scatterLogSumExp(const Graph &g, Side by, const float *in,
         for (int64_t j = 0; j < width; ++j)
           sum[j] += simdExp(x[j] - mx[j]);
       }
+      // A row of -inf only: -inf (log 0), not mx + log(NaN).
       for (int64_t j = 0; j < width; ++j)
-        out[v * row + j0 + j] = end > begin ? mx[j] + std::log(sum[j]) : 0.0f;
+        out[v * row + j0 + j] =
+            end == begin ? 0.0f
+            : mx[j] == -std::numeric_limits<float>::infinity()
+                ? mx[j]
+                : mx[j] + std::log(sum[j]);
     }
   });
 }

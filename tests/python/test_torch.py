@@ -205,6 +205,26 @@ class GradCheck(unittest.TestCase):
                         classes=2)
         self.check(model, ei)
 
+    def test_every_input_gets_its_gradient(self):
+        """Attention over scores given as an input named `s` (which the
+        printer names `s_1` in C++): both inputs' gradients, by gradcheck.
+        The reflection table must name the input as the .gnn file does,
+        or its gradient is lost on the way back."""
+        ei = random_graph(9, 20, seed=6)
+        layer = gt.load(os.path.join(ROOT, "tests", "Target", "Exec", "Inputs",
+                                     "softmax_limits.gnn"), "SoftmaxLimits")
+        self.assertEqual([a["name"] for a in layer._forward.args], ["s", "x"])
+        torch.manual_seed(4)
+        n = int(ei.max()) + 3
+        s = torch.randn(n, 1, requires_grad=True)
+        x = torch.randn(n, 2, requires_grad=True)
+        self.assertTrue(torch.autograd.gradcheck(
+            lambda s, x: layer(s, x, ei), (s, x), eps=1e-3, atol=1e-3,
+            rtol=1e-2, nondet_tol=0.0))
+        layer(s, x, ei).sum().backward()
+        self.assertIsNotNone(s.grad)
+        self.assertGreater(float(s.grad.abs().sum()), 0.0)
+
 
 def _with_params(layer, ps, x, ei, *extra):
     """Calls `layer` with the tensors `ps` standing for its parameters, so

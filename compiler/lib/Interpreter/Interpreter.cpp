@@ -15,8 +15,8 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
-#include <limits>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 using namespace gnnc;
@@ -825,7 +825,10 @@ template <typename T> Status Evaluator<T>::scatter(gnn::ScatterOp op) {
       }
       if (op.getFn() == ReduceFn::mean && end > begin)
         acc /= static_cast<T>(end - begin);
-      if (op.getFn() == ReduceFn::logsumexp && end > begin) {
+      // logsumexp of a row of -inf only is -inf (log 0), not the NaN of
+      // exp(-inf - -inf).
+      if (op.getFn() == ReduceFn::logsumexp && end > begin &&
+          acc != -std::numeric_limits<T>::infinity()) {
         T sum = 0;
         for (int64_t k = begin; k < end; ++k)
           sum += std::exp(in.data[edgeIds[k] * row + j] - acc);
@@ -866,8 +869,7 @@ static std::vector<int64_t> broadcastIndex(llvm::ArrayRef<int64_t> from,
 /// while every logit so far is -inf (so that exp gives 0, not
 /// exp(-inf - -inf) = NaN).
 template <typename T> static T onlineReference(T runningMax) {
-  return runningMax == -std::numeric_limits<T>::infinity() ? T(0)
-                                                           : runningMax;
+  return runningMax == -std::numeric_limits<T>::infinity() ? T(0) : runningMax;
 }
 
 /// Runs the body once per edge of every vertex, in CSR (or CSC) order,

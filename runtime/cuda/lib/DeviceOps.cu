@@ -500,7 +500,8 @@ __global__ void scatterKernel(Scatter fn, KernelGraph g, const float *in,
     if (end > begin) {
       if (fn == Scatter::Mean) {
         acc /= static_cast<float>(end - begin);
-      } else if (fn == Scatter::LogSumExp) {
+      } else if (fn == Scatter::LogSumExp && acc != -INFINITY) {
+        // (A row of -inf only keeps -inf: log 0, not -inf + log(NaN).)
         float sum = 0.0f;
         for (int64_t k = begin; k < end; ++k)
           sum += expf(in[static_cast<int64_t>(g.eid[k]) * row + j] - acc);

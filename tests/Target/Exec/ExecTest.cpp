@@ -398,20 +398,20 @@ TEST(SoftmaxLimits, MatchValuesComputedByHand) {
   score[7] = -1.0;
   // Each row's sources in CSR order (the order of the edge list).
   std::map<int64_t, std::vector<int64_t>> rows = {
-      {8, {0, 1, 2}},     // -inf first
-      {9, {1, 0, 2}},     // -inf in the middle
-      {10, {1, 2, 0}},    // -inf last
-      {11, {0, 5}},       // -inf only
-      {12, {3, 1}},       // +inf first
-      {13, {1, 3, 2}},    // +inf in the middle
-      {14, {1, 2, 3}},    // +inf last
-      {15, {4, 1}},       // NaN first
-      {0, {1, 4, 2}},     // NaN in the middle
-      {1, {1, 2, 4}},     // NaN last
-      {3, {6, 7, 0, 5}},  // two -inf last
-      {4, {5, 6}},        // -inf, then one finite score
-      {5, {5}},           // one edge, -inf
-      {6, {6}}};          // one edge, finite
+      {8, {0, 1, 2}},    // -inf first
+      {9, {1, 0, 2}},    // -inf in the middle
+      {10, {1, 2, 0}},   // -inf last
+      {11, {0, 5}},      // -inf only
+      {12, {3, 1}},      // +inf first
+      {13, {1, 3, 2}},   // +inf in the middle
+      {14, {1, 2, 3}},   // +inf last
+      {15, {4, 1}},      // NaN first
+      {0, {1, 4, 2}},    // NaN in the middle
+      {1, {1, 2, 4}},    // NaN last
+      {3, {6, 7, 0, 5}}, // two -inf last
+      {4, {5, 6}},       // -inf, then one finite score
+      {5, {5}},          // one edge, -inf
+      {6, {6}}};         // one edge, finite
   Edges edges;
   for (const auto &[v, sources] : rows)
     for (int64_t u : sources)
@@ -499,8 +499,8 @@ TEST(SoftmaxLimits, MatchValuesComputedByHand) {
       mlir::OwningOpRef<mlir::ModuleOp> reference;
       ASSERT_TRUE(compileReference(*cm->info, stage, context, reference));
       std::vector<interp::Tensor<double>> out;
-      ASSERT_TRUE(interpret<double>(*reference, "SoftmaxLimits", graph,
-                                    {s, x}, false, out));
+      ASSERT_TRUE(interpret<double>(*reference, "SoftmaxLimits", graph, {s, x},
+                                    false, out));
       ASSERT_EQ(out.size(), 1u);
       expectWanted(out[0].data, stage == Stage::Unfused
                                     ? "the interpreter, unfused"
@@ -508,6 +508,120 @@ TEST(SoftmaxLimits, MatchValuesComputedByHand) {
     }
   }
   EXPECT_GE(ran, 1) << "no module of Inputs/softmax_limits.gnn in this suite";
+}
+
+/// The backward of attention whose rows hold -inf scores (first, middle,
+/// last, all but one, all): -inf scores have weight 0, so their edges add
+/// nothing to any gradient, and a row of -inf only has output 0 and
+/// gradients 0 (not the NaN of exp(-inf - -inf), which the backward's
+/// recomputed weights exp(l - logsumexp) gave). Against values computed
+/// here, and against the interpreter on the training IR.
+TEST(SoftmaxLimits, BackwardOfMinusInfinityRowsMatchesValuesComputedByHand) {
+  SKIP_WITHOUT_DEVICE();
+  const CompiledModule *cm = findModule("softmax_limits");
+  ASSERT_TRUE(cm);
+  const EntryInfo *train = findEntry(*cm->info, "SoftmaxLimits.train");
+  const EntryInfo *backward = findEntry(*cm->info, "SoftmaxLimits.backward");
+  ASSERT_TRUE(train && backward);
+  const double inf = std::numeric_limits<double>::infinity();
+  const int64_t n = 10;
+  std::vector<double> score = {-inf, 0.5, 1.0, -inf, 2.0,
+                               -1.0, 0.0, 0.0, 0.0,  0.0};
+  // Each row's sources in CSR order.
+  std::map<int64_t, std::vector<int64_t>> rows = {
+      {6, {0, 1, 2}},    // -inf first
+      {7, {1, 0, 2}},    // -inf in the middle
+      {8, {1, 2, 0}},    // -inf last
+      {9, {0, 3}},       // -inf only
+      {1, {4, 5, 0, 3}}, // two -inf last
+      {2, {3, 4}},       // -inf, then one finite score
+      {3, {3}},          // one edge, -inf
+      {4, {4}}};         // one edge, finite
+  Edges edges;
+  for (const auto &[v, sources] : rows)
+    for (int64_t u : sources)
+      edges.push_back({u, v});
+  TestGraph graph;
+  graph.name = "softmax_limits_backward";
+  graph.graph = makeGraph(edges, n, n);
+  auto xOf = [](int64_t u, int j) { return j == 0 ? u + 1.0 : -(u + 1.0) / 2; };
+  auto cotOf = [](int64_t v, int j) { return 0.25 * (v + 1) - 0.5 * j; };
+  // By hand: weights, outputs, then the gradients.
+  std::vector<double> gradS(n, 0.0), gradX(n * 2, 0.0);
+  for (const auto &[v, sources] : rows) {
+    double mx = -inf;
+    for (int64_t u : sources)
+      mx = std::max(mx, score[u]);
+    std::vector<double> w;
+    double sum = 0;
+    for (int64_t u : sources) {
+      w.push_back(mx == -inf || score[u] == -inf ? 0.0
+                                                 : std::exp(score[u] - mx));
+      sum += w.back();
+    }
+    double out[2] = {0, 0};
+    for (size_t k = 0; k < sources.size(); ++k) {
+      if (sum > 0)
+        w[k] /= sum;
+      for (int j = 0; j < 2; ++j)
+        out[j] += w[k] * xOf(sources[k], j);
+    }
+    for (size_t k = 0; k < sources.size(); ++k) {
+      int64_t u = sources[k];
+      for (int j = 0; j < 2; ++j) {
+        gradX[u * 2 + j] += w[k] * cotOf(v, j);
+        gradS[u] += w[k] * (xOf(u, j) - out[j]) * cotOf(v, j);
+      }
+    }
+  }
+  Array s{{n, 1}, {}}, x{{n, 2}, {}}, cot{{n, 2}, {}};
+  for (int64_t u = 0; u < n; ++u) {
+    s.data.push_back(static_cast<float>(score[u]));
+    for (int j = 0; j < 2; ++j) {
+      x.data.push_back(static_cast<float>(xOf(u, j)));
+      cot.data.push_back(static_cast<float>(cotOf(u, j)));
+    }
+  }
+  Call trainCall(*train, graph), backwardCall(*backward, graph);
+  std::vector<Array> saved;
+  ASSERT_TRUE(trainCall.run({s, x}, false, 0, saved));
+  std::vector<Array> backwardInputs;
+  for (int i = 0; i < backward->numArgs; ++i) {
+    llvm::StringRef arg = backward->args[i].name;
+    if (llvm::StringRef(backward->args[i].role) == "saved") {
+      for (int r = 0; r < train->numResults; ++r)
+        if (arg == train->results[r].name)
+          backwardInputs.push_back(saved[r]);
+    } else if (arg == "cotangent") {
+      backwardInputs.push_back(cot);
+    } else {
+      ASSERT_TRUE(arg == "s" || arg == "x") << arg.str();
+      backwardInputs.push_back(arg == "s" ? s : x);
+    }
+  }
+  ASSERT_EQ(static_cast<int>(backwardInputs.size()), backward->numArgs);
+  std::vector<Array> grads;
+  ASSERT_TRUE(backwardCall.run(backwardInputs, false, 0, grads));
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> reference;
+  ASSERT_TRUE(compileReference(*cm->info, Stage::Training, context, reference));
+  std::vector<interp::Tensor<double>> oracle;
+  ASSERT_TRUE(interpret<double>(*reference, "SoftmaxLimits.backward", graph,
+                                backwardInputs, false, oracle));
+  ASSERT_EQ(oracle.size(), grads.size());
+  for (int r = 0; r < backward->numResults; ++r) {
+    llvm::StringRef of = backward->results[r].name;
+    ASSERT_TRUE(of == "s" || of == "x") << of.str();
+    const std::vector<double> &want = of == "s" ? gradS : gradX;
+    ASSERT_EQ(grads[r].data.size(), want.size()) << of.str();
+    for (size_t i = 0; i < want.size(); ++i) {
+      SCOPED_TRACE("gradient of " + of.str() + ", element " +
+                   std::to_string(i));
+      double tol = 1e-5 * std::max(1.0, std::fabs(want[i]));
+      EXPECT_NEAR(grads[r].data[i], want[i], tol) << "compiled";
+      EXPECT_NEAR(oracle[r].data[i], want[i], tol) << "interpreter";
+    }
+  }
 }
 
 //===----------------------------------------------------------------------===//

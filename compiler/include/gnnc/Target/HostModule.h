@@ -78,8 +78,9 @@ struct HostFunc {
   std::vector<std::string> symbolNames;
   struct Arg {
     enum Kind { Graph, Input, Param, Saved } kind = Input;
-    std::string name;  // the C parameter name (graphs, inputs)
-    std::string field; // the struct field (parameters, saved tensors)
+    std::string name;   // the C parameter name (graphs, inputs)
+    std::string source; // the .gnn name of an input (the reflection table's)
+    std::string field;  // the struct field (parameters, saved tensors)
     gnn::GraphKind graphKind = gnn::GraphKind::graph;
   };
   std::vector<Arg> args;

@@ -1007,13 +1007,13 @@ LogicalResult HostFunctionPrinter::print(CodeWriter &w) {
              std::to_string(fixed->second) + ";");
     const HostFunc::Arg &g = f.args[symbol.graphArg];
     bool homogeneous = g.graphKind != gnn::GraphKind::block;
-    std::string what =
-        symbol.kind == SizeSymbol::Kind::NumSrc ? "sources"
-        : symbol.kind == SizeSymbol::Kind::NumDst
-            ? (homogeneous ? "vertices" : "destinations")
-        : symbol.kind == SizeSymbol::Kind::NumEdges ? "edges"
-        : symbol.kind == SizeSymbol::Kind::NumGraphs ? "graphs"
-                                                     : "vertices";
+    std::string what = symbol.kind == SizeSymbol::Kind::NumSrc ? "sources"
+                       : symbol.kind == SizeSymbol::Kind::NumDst
+                           ? (homogeneous ? "vertices" : "destinations")
+                       : symbol.kind == SizeSymbol::Kind::NumEdges ? "edges"
+                       : symbol.kind == SizeSymbol::Kind::NumGraphs
+                           ? "graphs"
+                           : "vertices";
     staticChecks.emplace_back(
         "if (" + source + " != " + f.symbolName(s) + ")",
         "return rt::Status::error(" +
@@ -1377,6 +1377,9 @@ LogicalResult HostModulePrinter::planFunction(HostFunc &f) {
                            : saved ? "saved_" + saved.getValue().str()
                                    : "arg" + std::to_string(i);
         a.name = names.unique(cIdentifier(base));
+        // Which may differ from the C name: `s` becomes `s_1` where the
+        // printer names something else `s` first.
+        a.source = name ? name.getValue().str() : a.name;
       }
     }
     f.args.push_back(a);
@@ -1405,9 +1408,9 @@ LogicalResult HostModulePrinter::planFunction(HostFunc &f) {
       const SizeSymbol &symbol = f.shapes->symbol(s);
       using K = SizeSymbol::Kind;
       if (symbol.name == name.trim() &&
-          llvm::is_contained({K::NumDst, K::NumSrc, K::NumEdges, K::NumGraphs,
-                              K::NumVertices},
-                             symbol.kind) &&
+          llvm::is_contained(
+              {K::NumDst, K::NumSrc, K::NumEdges, K::NumGraphs, K::NumVertices},
+              symbol.kind) &&
           value > 0)
         f.staticSizes[s] = value;
     }
@@ -2102,7 +2105,7 @@ void HostModulePrinter::printReflection(CodeWriter &w) {
     for (auto [i, a] : llvm::enumerate(f.args)) {
       if (a.kind == HostFunc::Arg::Graph)
         continue;
-      std::string nameText = a.name, init;
+      std::string nameText = a.source.empty() ? a.name : a.source, init;
       std::string role = a.kind == HostFunc::Arg::Param ? "param" : "input";
       if (auto saved =
               f.func.getArgAttrOfType<StringAttr>(i, gnn::kSavedAttrName)) {

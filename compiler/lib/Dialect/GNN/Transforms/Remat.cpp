@@ -25,7 +25,10 @@
 //     cheap elementwise chains are recomputed, per-edge matmuls stored.
 //
 // Attention. With `always` and `auto`, every `edge_softmax` of the backward
-// first becomes `exp(l - gather(lse))` with `lse = scatter logsumexp(l)`:
+// first becomes `exp(l - gather(max(lse, lowest)))` with
+// `lse = scatter logsumexp(l)` and `lowest` the lowest finite float (which
+// only a row of -inf logits, whose lse is -inf, falls below: its weights
+// are then exp(-inf) = 0, as edge_softmax's, not exp(-inf - -inf) = NaN):
 // the weights are then a per-edge function of the logits and one per-vertex
 // statistic (per head), so the forward stores O(N.H) floats where a tape
 // stores O(E.H). In @F.train the logsumexp sits next to the forward's
@@ -262,9 +265,8 @@ DenseSet<Value> adjointValues(func::FuncOp backward) {
 /// function of several graphs (each has its own vertex counts), nor where
 /// a block's destination rows are taken from its source rows.
 void substituteShapeOperands(func::FuncOp backward) {
-  unsigned graphs = llvm::count_if(backward.getArgumentTypes(), [](Type t) {
-    return isa<GraphType>(t);
-  });
+  unsigned graphs = llvm::count_if(backward.getArgumentTypes(),
+                                   [](Type t) { return isa<GraphType>(t); });
   bool severalCounts = graphs > 1;
   backward.walk([&](Operation *op) {
     severalCounts |= isa<DstRowsOp, PadDstRowsOp>(op);
@@ -463,7 +465,8 @@ struct SoftmaxRewrites {
   OwningOpRef<ModuleOp> holder;            // owns the twins
 };
 
-/// Rewrites every edge_softmax of `func` as exp(l - gather(logsumexp(l))).
+/// Rewrites every edge_softmax of `func` as
+/// exp(l - gather(max(logsumexp(l), lowest))), lowest = -FLT_MAX (for f32).
 void rewriteSoftmaxes(func::FuncOp func, SoftmaxRewrites &rewrites) {
   DenseSet<Operation *> &statistics = rewrites.statistics;
   rewrites.holder = ModuleOp::create(func.getLoc());
@@ -478,7 +481,19 @@ void rewriteSoftmaxes(func::FuncOp func, SoftmaxRewrites &rewrites) {
         loc, t.withDomain(op.getBy()),
         ReduceFnAttr::get(b.getContext(), ReduceFn::logsumexp), op.getGraph(),
         logits);
-    Value back = b.create<GatherOp>(loc, t, op.getGraph(), lse);
+    // A row of -inf only has lse = -inf; shifting by the lowest finite
+    // value instead gives its edges exp(-inf) = 0. max keeps a NaN lse (a
+    // row with +inf or NaN logits), so those weights stay NaN.
+    DomainTensorType scalar = DomainTensorType::get(
+        b.getContext(), Domain::dense, {}, t.getElementType());
+    double lowest =
+        t.getElementType().isF32()
+            ? static_cast<double>(std::numeric_limits<float>::lowest())
+            : std::numeric_limits<double>::lowest();
+    Value floor = b.create<ConstantOp>(loc, scalar, b.getF64FloatAttr(lowest));
+    Value shift =
+        b.create<BinaryOp>(loc, tensorOf(lse), BinaryFn::max, lse, floor);
+    Value back = b.create<GatherOp>(loc, t, op.getGraph(), shift);
     Value shifted = b.create<BinaryOp>(loc, t, BinaryFn::sub, logits, back);
     Value weights =
         b.create<UnaryOp>(loc, t, UnaryFn::exp, shifted, FloatAttr());
@@ -487,6 +502,7 @@ void rewriteSoftmaxes(func::FuncOp func, SoftmaxRewrites &rewrites) {
                    rewrites.holder->getBody()->end());
     rewrites.original[weights] = op;
     statistics.insert(lse);
+    statistics.insert(shift.getDefiningOp()); // what F.train stores
   }
 }
 
