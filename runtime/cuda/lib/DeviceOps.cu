@@ -6,7 +6,8 @@
 // group gives 0), on device memory, queued on a stream:
 //
 //   - elementwise maths with NumPy broadcasting: grid-stride kernels;
-//   - matmul: cublasSgemm on a cuBLAS handle of the calling thread and
+//   - matmul, matmulT (a transposed operand read in place, CUBLAS_OP_T):
+//     cublasSgemm on a cuBLAS handle of the calling thread and
 //     device, in FP32 (CUBLAS_DEFAULT_MATH: no TF32), with a workspace of
 //     the stream's own: cuBLAS is bitwise reproducible only while one
 //     stream uses a workspace, and a handle's default workspace is shared
@@ -867,6 +868,12 @@ Status broadcastTo(const float *in, const Shape &si, float *out,
 
 Status matmul(const float *a, const float *w, float *out, int64_t rows,
               int64_t k, int64_t n, cudaStream_t stream) {
+  return matmulT(a, false, w, false, out, rows, k, n, stream);
+}
+
+Status matmulT(const float *a, bool transA, const float *w, bool transW,
+               float *out, int64_t rows, int64_t k, int64_t n,
+               cudaStream_t stream) {
   if (rows <= 0 || n <= 0)
     return Status::success();
   if (k <= 0)
@@ -885,14 +892,19 @@ Status matmul(const float *a, const float *w, float *out, int64_t rows,
   if (cublasStatus_t s = cublasSetWorkspace(h, workspace, blas->workspaceBytes);
       s != CUBLAS_STATUS_SUCCESS)
     return Status::error(std::string("cublasSetWorkspace: ") + blasError(s));
-  // Row-major out[rows, n] = a[rows, k] @ w[k, n] is column-major
-  // out^T[n, rows] = w^T[n, k] @ a^T[k, rows].
+  // Row-major out[rows, n] = op(a) @ op(w) is column-major
+  // out^T[n, rows] = op(w)^T[n, k] @ op(a)^T[k, rows]. A row-major [r, c]
+  // array is a column-major [c, r] one: w[k, n] is w^T as stored (no op,
+  // leading dimension n), a w stored as [n, k] needs CUBLAS_OP_T (leading
+  // dimension k); likewise a[rows, k] (k) and a stored as [k, rows]
+  // (CUBLAS_OP_T, rows).
   const float one = 1.0f, zero = 0.0f;
-  if (cublasStatus_t s =
-          cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n),
-                      static_cast<int>(rows), static_cast<int>(k), &one, w,
-                      static_cast<int>(n), a, static_cast<int>(k), &zero, out,
-                      static_cast<int>(n));
+  if (cublasStatus_t s = cublasSgemm(
+          h, transW ? CUBLAS_OP_T : CUBLAS_OP_N,
+          transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
+          static_cast<int>(rows), static_cast<int>(k), &one, w,
+          static_cast<int>(transW ? k : n), a,
+          static_cast<int>(transA ? rows : k), &zero, out, static_cast<int>(n));
       s != CUBLAS_STATUS_SUCCESS)
     return Status::error(std::string("matmul: cublasSgemm: ") + blasError(s));
   return Status::success();

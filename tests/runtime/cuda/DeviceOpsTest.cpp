@@ -260,6 +260,22 @@ TEST(CudaDeviceOps, DenseOps) {
   ASSERT_TRUE(
       cu::matmul(da.data(), dw.data(), out.data(), 37, 19, 23, nullptr).ok());
   expectNear(down(out), want, "matmul");
+  // matmulT: each operand as stored, or transposed and read in place.
+  for (bool transA : {false, true})
+    for (bool transW : {false, true}) {
+      std::vector<float> at = randomVector(37 * 19, rng),
+                         wt = randomVector(19 * 23, rng);
+      std::vector<float> wantT(37 * 23);
+      rt::matmulT(at.data(), transA, wt.data(), transW, wantT.data(), 37, 19,
+                  23);
+      cu::DeviceTensor dat = up(at), dwt = up(wt), outT = blank(37 * 23);
+      ASSERT_TRUE(cu::matmulT(dat.data(), transA, dwt.data(), transW,
+                              outT.data(), 37, 19, 23, nullptr)
+                      .ok());
+      expectNear(down(outT), wantT,
+                 transA ? (transW ? "matmulT (a^T, w^T)" : "matmulT (a^T)")
+                        : (transW ? "matmulT (w^T)" : "matmulT"));
+    }
   // Reductions: short, long (chunked) and whole-tensor (CUB) axes.
   struct Shape3 {
     int64_t outer, len, inner;

@@ -55,7 +55,9 @@ inline constexpr llvm::StringLiteral kWorkspaceAttr = "gnn.workspace";
 struct HostTraits {
   /// The key of its workspace plan ("cpp", "cuda").
   llvm::StringLiteral key;
-  /// Whether it prints the host fusions (rt::matmulT, rt::gatherDot).
+  /// Whether it prints the host fusions: matmuls that read a transposed
+  /// operand in place (rt::matmulT, rt::cuda::matmulT), and, with
+  /// `gatherDots`, gather-dot passes (rt::gatherDot).
   bool hostFusions = false;
   /// Whether constants are workspace buffers (device memory).
   bool constantsInWorkspace = false;
@@ -65,6 +67,8 @@ struct HostTraits {
   /// results of a reduction (CUDA).
   bool readoutScratch = false;
   bool reduceScratch = false;
+  /// Whether it prints the gather-dot fusions (with hostFusions).
+  bool gatherDots = false;
 };
 
 /// The traits of the C++ and CUDA printers.
@@ -92,10 +96,11 @@ struct HostFusions {
       gatherDots;
 };
 
-/// Reads the recorded host fusions of `func`; reports an error when they
-/// are missing or do not match the IR.
+/// Reads the recorded host fusions of `func` (the gather-dots only with
+/// `gatherDots`); reports an error when they are missing or do not match
+/// the IR.
 mlir::LogicalResult readHostFusions(mlir::func::FuncOp func,
-                                    HostFusions &fusions);
+                                    HostFusions &fusions, bool gatherDots);
 
 //===----------------------------------------------------------------------===//
 // Storage and liveness of host values

@@ -231,7 +231,8 @@ LogicalResult HostFunctionPrinter::plan() {
   if (traits.constantsInWorkspace != constantsInWorkspace() ||
       traits.optionalInputGrads != abi.optionalInputGrads)
     return func.emitError(abi.printer() + " does not match its host traits");
-  if (traits.hostFusions && failed(readHostFusions(func, fusions)))
+  if (traits.hostFusions &&
+      failed(readHostFusions(func, fusions, traits.gatherDots)))
     return failure();
   FailureOr<std::vector<WorkspaceSlot>> slots = readWorkspace(func, traits);
   if (failed(slots))

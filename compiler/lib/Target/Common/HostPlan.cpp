@@ -28,17 +28,19 @@ const HostTraits &gnnc::target::cppHostTraits() {
                                  /*constantsInWorkspace=*/false,
                                  /*optionalInputGrads=*/true,
                                  /*readoutScratch=*/true,
-                                 /*reduceScratch=*/false};
+                                 /*reduceScratch=*/false,
+                                 /*gatherDots=*/true};
   return traits;
 }
 
 const HostTraits &gnnc::target::cudaHostTraits() {
   static const HostTraits traits{"cuda",
-                                 /*hostFusions=*/false,
+                                 /*hostFusions=*/true,
                                  /*constantsInWorkspace=*/true,
                                  /*optionalInputGrads=*/true,
                                  /*readoutScratch=*/false,
-                                 /*reduceScratch=*/true};
+                                 /*reduceScratch=*/true,
+                                 /*gatherDots=*/false};
   return traits;
 }
 
@@ -106,7 +108,8 @@ void gnnc::target::planHostFusions(func::FuncOp func) {
 }
 
 LogicalResult gnnc::target::readHostFusions(func::FuncOp func,
-                                            HostFusions &fusions) {
+                                            HostFusions &fusions,
+                                            bool gatherDots) {
   if (!func->getAttrOfType<IntegerAttr>(kHostFusionsAttr))
     return func.emitError("host function has no '")
            << kHostFusionsAttr << "' (run gnnk-plan-host-fusion)";
@@ -124,6 +127,8 @@ LogicalResult gnnc::target::readHostFusions(func::FuncOp func,
       fusions.absorbedTransposes.insert(&op);
       continue;
     }
+    if (!gatherDots)
+      continue;
     auto group = op.getAttrOfType<IntegerAttr>(kFusionGroupAttr);
     auto r = dyn_cast<gnn::ReduceOp>(op);
     auto m = r ? r.getInput().getDefiningOp<gnn::BinaryOp>() : nullptr;
@@ -143,7 +148,7 @@ LogicalResult gnnc::target::readHostFusions(func::FuncOp func,
   }
   for (Operation &op : body)
     if (auto group = op.getAttrOfType<IntegerAttr>(kFusionGroupAttr);
-        group && !roots.count(group.getInt()))
+        gatherDots && group && !roots.count(group.getInt()))
       return op.emitError("fusion group ")
              << group.getInt() << " has no gather_dot";
   return success();
@@ -461,7 +466,8 @@ LogicalResult gnnc::target::planWorkspaces(ModuleOp module,
     if (failed(shapes))
       return failure();
     HostFusions fusions;
-    if (traits.hostFusions && failed(readHostFusions(func, fusions)))
+    if (traits.hostFusions &&
+        failed(readHostFusions(func, fusions, traits.gatherDots)))
       return failure();
     std::vector<WorkspaceSlot> slots =
         planFunctionWorkspace(func, *shapes, fusions, traits);

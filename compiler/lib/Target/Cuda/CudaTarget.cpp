@@ -230,7 +230,8 @@ const ScalarSyntax &scalarSyntax() {
 
 FailureOr<Expr> KernelPrinter::build(Operation *op) {
   if (isScalarOp(op))
-    return printScalarOp(op, [&](Value v) { return expr(v); }, scalarSyntax());
+    return printScalarOp(
+        op, [&](Value v) { return expr(v); }, scalarSyntax());
   return llvm::TypeSwitch<Operation *, FailureOr<Expr>>(op)
       .Case<memref::LoadOp>([&](memref::LoadOp o) {
         return Expr{access(o, o.getMemRef(), o.getIndices()), kPrimary};
@@ -1120,9 +1121,24 @@ LogicalResult HostPrinter::printOp(Operation *op, CodeWriter &w,
       .Case<MatmulOp>([&](MatmulOp m) -> LogicalResult {
         Shape a = shapes.shape(m.getLhs());
         Shape wgt = shapes.shape(m.getRhs());
-        call("matmul", in(m.getLhs()) + ", " + in(m.getRhs()) + ", " + out() +
-                           ", " + dims(m.getLhs(), 0, a.size() - 1) + ", " +
-                           dim(wgt[0]) + ", " + dim(wgt[1]));
+        std::string sizes = dims(m.getLhs(), 0, a.size() - 1) + ", " +
+                            dim(wgt[0]) + ", " + dim(wgt[1]);
+        Operation *ta = m.getLhs().getDefiningOp();
+        Operation *tw = m.getRhs().getDefiningOp();
+        bool transA = ta && fusions.absorbedTransposes.count(ta);
+        bool transW = tw && fusions.absorbedTransposes.count(tw);
+        if (!transA && !transW) {
+          call("matmul", in(m.getLhs()) + ", " + in(m.getRhs()) + ", " + out() +
+                             ", " + sizes);
+          return success();
+        }
+        // The transposed operands are read in place (CUBLAS_OP_T).
+        auto operand = [&](Operation *t, Value v, bool trans) {
+          return trans ? in(t->getOperand(0)) + ", true" : in(v) + ", false";
+        };
+        call("matmulT", operand(ta, m.getLhs(), transA) + ", " +
+                            operand(tw, m.getRhs(), transW) + ", " + out() +
+                            ", " + sizes);
         return success();
       })
       .Case<ReduceOp, ReduceSelectOp>([&](auto r) -> LogicalResult {

@@ -243,6 +243,12 @@ Status gnnc::rt::cuda::matmul(const float *a, const float *w, float *out,
                               cudaStream_t stream) {
   return enqueue("matmul", stream, [=] { rt::matmul(a, w, out, rows, k, n); });
 }
+Status gnnc::rt::cuda::matmulT(const float *a, bool transA, const float *w,
+                               bool transW, float *out, int64_t rows, int64_t k,
+                               int64_t n, cudaStream_t stream) {
+  return enqueue("matmulT", stream,
+                 [=] { rt::matmulT(a, transA, w, transW, out, rows, k, n); });
+}
 
 std::size_t gnnc::rt::cuda::reduceScratchBytes(int64_t outer, int64_t len,
                                                int64_t inner) {

@@ -109,6 +109,13 @@ Status broadcastTo(const float *in, const Shape &si, float *out,
 /// so results are bitwise the same however their work interleaves.
 Status matmul(const float *a, const float *w, float *out, int64_t rows,
               int64_t k, int64_t n, cudaStream_t stream);
+/// `out[rows, n] = op(a) @ op(w)` as rt::matmulT (op(a) is a[rows, k] or,
+/// with `transA`, the transpose of a stored as [k, rows]; op(w) is w[k, n]
+/// or, with `transW`, the transpose of w stored as [n, k]): the transposed
+/// operands are read in place (CUBLAS_OP_T), as matmul runs otherwise.
+Status matmulT(const float *a, bool transA, const float *w, bool transW,
+               float *out, int64_t rows, int64_t k, int64_t n,
+               cudaStream_t stream);
 
 /// The scratch bytes of the reductions of [outer, len, inner] below (a
 /// multiple of 64, 0 when they need none).
