@@ -299,6 +299,15 @@ protected:
     Shape s = shapes.shape(v);
     return dims(v, 1, s.size());
   }
+  /// A matmul as the printers call it: per operand, the value it reads (the
+  /// input of a transpose the matmul absorbs) and whether that is
+  /// transposed, and the sizes "rows, k, n".
+  struct MatmulOperands {
+    mlir::Value a, w;
+    bool transA = false, transW = false;
+    std::string sizes;
+  };
+  MatmulOperands matmulOperands(gnn::MatmulOp m);
   /// Declares the variable of a fresh value (a workspace buffer).
   void declare(mlir::Value v, CodeWriter &w);
   /// The condition under which `op` runs: "" (always), or "grad_x || ..."

@@ -129,6 +129,23 @@ static std::string resultExpr(const HostFunc::Result &r) {
 
 HostFunctionPrinter::~HostFunctionPrinter() = default;
 
+HostFunctionPrinter::MatmulOperands
+HostFunctionPrinter::matmulOperands(gnn::MatmulOp m) {
+  MatmulOperands out;
+  Shape a = shapes.shape(m.getLhs());
+  Shape w = shapes.shape(m.getRhs());
+  out.sizes =
+      dims(m.getLhs(), 0, a.size() - 1) + ", " + dim(w[0]) + ", " + dim(w[1]);
+  auto read = [&](Value v, bool &trans) {
+    Operation *t = v.getDefiningOp();
+    trans = t && fusions.absorbedTransposes.count(t);
+    return trans ? t->getOperand(0) : v;
+  };
+  out.a = read(m.getLhs(), out.transA);
+  out.w = read(m.getRhs(), out.transW);
+  return out;
+}
+
 std::string HostFunctionPrinter::graph(Value g) {
   if (auto arg = dyn_cast<BlockArgument>(g)) {
     usedGraphs.insert(arg.getArgNumber());

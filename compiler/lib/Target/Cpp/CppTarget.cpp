@@ -95,7 +95,8 @@ private:
   void printGatheredRows(gnnk::ForEdgesOp loop);
   /// The flat index of `indices` into `memref` (see flatIndex).
   std::string index(Value memref, ValueRange indices, unsigned from = 0) {
-    return flatIndex(memref, indices, [&](Value v) { return expr(v); }, from);
+    return flatIndex(
+        memref, indices, [&](Value v) { return expr(v); }, from);
   }
   bool simdSafe(scf::ForOp loop);
   void setSource(Operation *op);
@@ -157,7 +158,8 @@ const ScalarSyntax &scalarSyntax() {
 
 FailureOr<Expr> KernelPrinter::build(Operation *op) {
   if (isScalarOp(op))
-    return printScalarOp(op, [&](Value v) { return expr(v); }, scalarSyntax());
+    return printScalarOp(
+        op, [&](Value v) { return expr(v); }, scalarSyntax());
   return llvm::TypeSwitch<Operation *, FailureOr<Expr>>(op)
       .Case<memref::LoadOp>([&](memref::LoadOp o) {
         Value m = o.getMemRef();
@@ -615,26 +617,16 @@ LogicalResult HostPrinter::printOp(Operation *op, CodeWriter &w,
         return success();
       })
       .Case<MatmulOp>([&](MatmulOp m) -> LogicalResult {
-        Shape a = shapes.shape(m.getLhs());
-        Shape wgt = shapes.shape(m.getRhs());
-        std::string sizes = dims(m.getLhs(), 0, a.size() - 1) + ", " +
-                            dim(wgt[0]) + ", " + dim(wgt[1]);
-        Operation *ta = m.getLhs().getDefiningOp();
-        Operation *tw = m.getRhs().getDefiningOp();
-        bool transA = ta && fusions.absorbedTransposes.count(ta);
-        bool transW = tw && fusions.absorbedTransposes.count(tw);
-        if (!transA && !transW) {
-          w.line("rt::matmul(" + in(m.getLhs()) + ", " + in(m.getRhs()) + ", " +
-                 out() + ", " + sizes + ");");
+        MatmulOperands mm = matmulOperands(m);
+        if (!mm.transA && !mm.transW) {
+          w.line("rt::matmul(" + in(mm.a) + ", " + in(mm.w) + ", " + out() +
+                 ", " + mm.sizes + ");");
           return success();
         }
         // The transposed operands are read in place (CblasTrans).
-        auto operand = [&](Operation *t, Value v, bool trans) {
-          return (trans ? in(t->getOperand(0)) + ", true" : in(v) + ", false");
-        };
-        w.line("rt::matmulT(" + operand(ta, m.getLhs(), transA) + ", " +
-               operand(tw, m.getRhs(), transW) + ", " + out() + ", " + sizes +
-               ");");
+        auto flag = [](bool trans) { return trans ? ", true" : ", false"; };
+        w.line("rt::matmulT(" + in(mm.a) + flag(mm.transA) + ", " + in(mm.w) +
+               flag(mm.transW) + ", " + out() + ", " + mm.sizes + ");");
         return success();
       })
       .Case<ReduceOp, ReduceSelectOp>([&](auto r) -> LogicalResult {

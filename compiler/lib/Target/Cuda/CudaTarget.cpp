@@ -1119,26 +1119,16 @@ LogicalResult HostPrinter::printOp(Operation *op, CodeWriter &w,
         return success();
       })
       .Case<MatmulOp>([&](MatmulOp m) -> LogicalResult {
-        Shape a = shapes.shape(m.getLhs());
-        Shape wgt = shapes.shape(m.getRhs());
-        std::string sizes = dims(m.getLhs(), 0, a.size() - 1) + ", " +
-                            dim(wgt[0]) + ", " + dim(wgt[1]);
-        Operation *ta = m.getLhs().getDefiningOp();
-        Operation *tw = m.getRhs().getDefiningOp();
-        bool transA = ta && fusions.absorbedTransposes.count(ta);
-        bool transW = tw && fusions.absorbedTransposes.count(tw);
-        if (!transA && !transW) {
-          call("matmul", in(m.getLhs()) + ", " + in(m.getRhs()) + ", " + out() +
-                             ", " + sizes);
+        MatmulOperands mm = matmulOperands(m);
+        if (!mm.transA && !mm.transW) {
+          call("matmul",
+               in(mm.a) + ", " + in(mm.w) + ", " + out() + ", " + mm.sizes);
           return success();
         }
         // The transposed operands are read in place (CUBLAS_OP_T).
-        auto operand = [&](Operation *t, Value v, bool trans) {
-          return trans ? in(t->getOperand(0)) + ", true" : in(v) + ", false";
-        };
-        call("matmulT", operand(ta, m.getLhs(), transA) + ", " +
-                            operand(tw, m.getRhs(), transW) + ", " + out() +
-                            ", " + sizes);
+        auto flag = [](bool trans) { return trans ? ", true" : ", false"; };
+        call("matmulT", in(mm.a) + flag(mm.transA) + ", " + in(mm.w) +
+                            flag(mm.transW) + ", " + out() + ", " + mm.sizes);
         return success();
       })
       .Case<ReduceOp, ReduceSelectOp>([&](auto r) -> LogicalResult {
