@@ -246,9 +246,17 @@ def run(args):
     del ei_np
     result = {"ok": True, "impl": args.impl, "layer": args.layer,
               "mode": args.mode, "N": N, "E": E, "threads": args.threads,
-              "warmup": args.warmup}
+              "warmup": args.warmup, "device": args.device}
     impl = args.impl
     F = args.width
+    dev = torch.device(args.device)
+    if dev.type == "cuda":
+        result["device_name"] = torch.cuda.get_device_name(dev)
+        if impl not in ("pyg", "gnnc-torch"):
+            raise ValueError("--device cuda runs pyg and gnnc-torch only")
+        if args.mode == "epoch":
+            raise ValueError("--device cuda times layers, not epochs")
+        edge_index = edge_index.to(dev)
 
     graph = None
     if impl in ("pyg", "gnnc-torch"):
@@ -277,7 +285,7 @@ def run(args):
         return run_epoch(args, graph, result, t_setup)
 
     gen = torch.Generator().manual_seed(args.seed)
-    x = torch.rand(N, F, generator=gen) * 2 - 1
+    x = (torch.rand(N, F, generator=gen) * 2 - 1).to(dev)
     train = args.mode == "train"
     if train:
         x.requires_grad_(True)
@@ -298,7 +306,7 @@ def run(args):
                 return dgl.ops.copy_u_sum(graph, x)
         params = []
     else:
-        model = build_layer(impl, args.layer, F)
+        model = build_layer(impl, args.layer, F).to(dev)
         params = list(model.parameters())
         if not train:
             model.eval()
@@ -318,7 +326,7 @@ def run(args):
                 def layer_fn():
                     return model(graph, x)
         elif impl == "gnnc-torch" and args.layer == "gin":
-            w = torch.ones(E)
+            w = torch.ones(E, device=dev)
 
             def layer_fn():
                 return model(x, w, graph)
@@ -328,7 +336,7 @@ def run(args):
 
     result["param_bytes"] = sum(4 * p.numel() for p in params)
     if train:
-        cot = torch.rand(N, F, generator=gen) * 2 - 1
+        cot = (torch.rand(N, F, generator=gen) * 2 - 1).to(dev)
 
         def step():
             for p in params:
@@ -349,8 +357,16 @@ def run(args):
 
     def fn():
         last["out"] = step()
+        if dev.type == "cuda":
+            # A call returns once its kernels are queued: time to the end
+            # of the last one.
+            torch.cuda.synchronize(dev)
 
+    if dev.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(dev)
     times = timed(args, fn)
+    if dev.type == "cuda":
+        result["cuda_peak_allocated_bytes"] = torch.cuda.max_memory_allocated(dev)
     result["rss_peak_bytes"] = proc_status("VmHWM")
     out = last["out"].detach()
     result["out_shape"] = list(out.shape)
@@ -449,6 +465,9 @@ def main():
     p.add_argument("--max-time", type=float, default=30.0)
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--device", default="cpu",
+                   help="cpu, or cuda (pyg and gnnc-torch; times end at "
+                        "torch.cuda.synchronize)")
     p.add_argument("--compile", action="store_true",
                    help="torch.compile the layer (PyTorch 2.x)")
     args = p.parse_args()

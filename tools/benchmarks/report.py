@@ -10,6 +10,7 @@ import json
 import math
 import os
 import pathlib
+import re
 import statistics
 import sys
 
@@ -1005,15 +1006,9 @@ def write(data, doc, assets):
     if fixed:
         w(fixedsize_section(fixed, assets))
 
-    # The GPU.
-    w("## GPU\n")
-    w("This page measures the CPU only. gnnc's CUDA backend (`--target=cuda`, "
-      "`docs/architecture.md`, \"The CUDA printer\") has no figures here yet: its "
-      "timings against PyG on CUDA and cuSPARSE SpMM, and the fraction of HBM "
-      "bandwidth it reaches, need a machine with a GPU, and none has been "
-      "available where this page was generated. Its correctness is tested "
-      "without one (`tests/Target/Exec`: nvcc builds for sm_80 and sm_90, and a host "
-      "emulation that runs every generated kernel against the interpreter).\n")
+    # The GPU (tools/gpu-check.sh, on a machine with one), from its own JSON.
+    gpu = load_assets_json(assets, GPU_JSON)
+    w(gpu_section(gpu, gpu_plots(gpu, assets) if gpu else {}))
 
     # Not run.
     bad = [c for c in data["cases"] if c["status"] != "ok"]
@@ -2446,7 +2441,192 @@ def update_sampling(d, doc, assets):
     doc.write_text(splice_section(text, SAMPLING_HEADING, section))
 
 
+GPU_HEADING = "## GPU"
+GPU_JSON = "gpu-results.json"
+GPU_IMPLS = ["gnnc-torch", "pyg"]
+GPU_TITLES = {"gnnc-torch": "gnnc (CUDA, from PyTorch)", "pyg": "PyG (CUDA)"}
+
+
+def gpu_results(folder):
+    """The JSON of one run of tools/gpu-check.sh, from its output folder:
+    summary.txt (the checks), env.txt (the machine) and gpu-bench.jsonl (a
+    line of tools/benchmarks/anchor.py --device cuda per case)."""
+    folder = pathlib.Path(folder)
+    checks, runs = [], []
+    for line in (folder / "summary.txt").read_text().splitlines():
+        m = re.match(r"(PASSED|FAILED|SKIPPED)\s+(.*)", line)
+        b = re.match(r"SKIPPED\s+bench (\S+) (\S+) (\S+) (\S+)", line)
+        if b:
+            runs.append({"graph": b.group(1), "layer": b.group(2),
+                         "mode": b.group(3), "impl": b.group(4), "ok": False,
+                         "error": "not run: the time budget was spent"})
+        elif m and not m.group(2).startswith("graph "):
+            checks.append({"result": m.group(1), "what": m.group(2)})
+    env = (folder / "env.txt").read_text() if (folder / "env.txt").exists() else ""
+    machine = []
+    for what, pattern in (("driver", r"Driver Version: (\S+)"),
+                          ("CUDA", r"Cuda compilation tools, release (\S+),"),
+                          ("compute-sanitizer", r"^Version (\S+) \(build"),
+                          ("PyTorch", r"^torch (\S+)"),
+                          ("PyG", r"^torch_geometric (\S+)")):
+        m = re.search(pattern, env, re.M)
+        if m:
+            machine.append("%s %s" % (what, m.group(1)))
+    bench = folder / "gpu-bench.jsonl"
+    for line in (bench.read_text().splitlines() if bench.exists() else []):
+        r = json.loads(line)
+        run = {k: r.get(k) for k in ("graph", "layer", "mode", "impl", "ok", "N",
+                                     "E", "device_name", "times_s", "error",
+                                     "cuda_peak_allocated_bytes")}
+        if r.get("ok"):
+            run["median_s"] = statistics.median(r["times_s"])
+        runs.append(run)
+    note, reading = folder / "note.md", folder / "reading.md"
+    return {"note": note.read_text().strip() if note.exists() else "",
+            "reading": reading.read_text().strip() if reading.exists() else "",
+            "date_utc": (env.splitlines() or ["?"])[0],
+            "machine": machine,
+            "device": next((r["device_name"] for r in runs if r.get("device_name")),
+                           None),
+            "checks": checks, "runs": runs}
+
+
+def gpu_cases(d):
+    """[(graph, layer, mode)] in the order of the run."""
+    seen = []
+    for r in d.get("runs", []):
+        key = (r["graph"], r["layer"], r["mode"])
+        if key not in seen:
+            seen.append(key)
+    return seen
+
+
+def gpu_median(d, case, impl):
+    for r in d.get("runs", []):
+        if (r["graph"], r["layer"], r["mode"]) == case and r["impl"] == impl:
+            return r.get("median_s")
+    return None
+
+
+def gpu_plots(d, assets):
+    """The bar chart of the section (PyG's time over gnnc's); {name: path}."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return {}
+    cases = [c for c in gpu_cases(d)
+             if gpu_median(d, c, "gnnc-torch") and gpu_median(d, c, "pyg")]
+    if not cases:
+        return {}
+    ratios = [gpu_median(d, c, "pyg") / gpu_median(d, c, "gnnc-torch") for c in cases]
+    fig, ax = plt.subplots(figsize=(11, 4.2))
+    ax.bar(range(len(cases)), ratios,
+           color=["#1f77b4" if r >= 1 else "#d62728" for r in ratios])
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(cases)))
+    ax.set_xticklabels(["%s\n%s\n%s" % c for c in cases], fontsize=7)
+    ax.set_ylabel("PyG time / gnnc time (above 1: gnnc faster)")
+    ax.set_title("%s: gnnc's CUDA layers from PyTorch against PyG, medians"
+                 % (d.get("device") or "GPU"), fontsize=10)
+    ax.grid(axis="y", alpha=0.3, which="both")
+    fig.tight_layout()
+    assets = pathlib.Path(assets)
+    assets.mkdir(parents=True, exist_ok=True)
+    fig.savefig(assets / "gpu.png", dpi=110)
+    plt.close(fig)
+    return {"gpu.png": "%s/gpu.png" % assets.name}
+
+
+def gpu_section(d, made):
+    """The section "GPU": the last run of tools/gpu-check.sh, or what is
+    missing without one."""
+    L = [GPU_HEADING + "\n"]
+    w = L.append
+    if not d:
+        w("No run on a GPU is recorded beside this page. `tools/gpu-kit.sh` "
+          "packs the CUDA test programs and `tools/gpu-check.sh` runs them, "
+          "compute-sanitizer and the timings of this section on a machine with "
+          "one; `report.py --gpu OUTDIR` puts its results here. Without a GPU, "
+          "the CUDA backend is tested by nvcc builds for sm_80 and sm_90 and a "
+          "host emulation that runs every generated kernel against the "
+          "interpreter (`tests/Target/Exec`).\n")
+        return "\n".join(L)
+    w("One run of `tools/gpu-check.sh` on an %s (%s; %s).\n" % (
+        d.get("device") or "a GPU", d.get("date_utc", "?"),
+        ", ".join(d.get("machine", [])) or "?"))
+    if d.get("note"):
+        w(d["note"] + "\n")
+    w("### Tests and compute-sanitizer\n")
+    w(table(["check", "result"],
+            [[c["what"], c["result"]] for c in d.get("checks", [])], ["l", "l"]))
+    w("")
+    cases = gpu_cases(d)
+    if cases:
+        w("### gnnc from PyTorch against PyG, on the GPU\n")
+        w("`tools/benchmarks/anchor.py --device cuda`: the layers of the "
+          "section \"From PyTorch\" (dsl-examples' GCN, GAT with 8 heads and "
+          "GraphSAGE-mean through `gnnc.torch`; PyG's GCNConv, GATConv and "
+          "SAGEConv), F = 64, float32, on R-MAT graphs. A time ends at "
+          "`torch.cuda.synchronize()`; train is one forward and backward "
+          "(`out.backward(cotangent)`). Medians of at least 20 repetitions after "
+          "3 warm-ups, both implementations in the same run. Peak memory is "
+          "PyTorch's allocator (`torch.cuda.max_memory_allocated`): gnnc.torch "
+          "takes its outputs, saved tensors and workspace from it, but not the "
+          "graph's CSR/CSC on the device (for rmat-20, 2 x (N + 1 + E) x 4 bytes "
+          "= 136 MB more); PyG's edge_index is counted.\n")
+        rows = []
+        for c in cases:
+            a, b = gpu_median(d, c, "gnnc-torch"), gpu_median(d, c, "pyg")
+            peak = {r["impl"]: r.get("cuda_peak_allocated_bytes")
+                    for r in d["runs"] if (r["graph"], r["layer"], r["mode"]) == c}
+            rows.append([c[0], LAYER_TITLES_GPU.get(c[1], c[1]),
+                         MODE_TITLES.get(c[2], c[2]),
+                         ftime(a) if a else "-", ftime(b) if b else "-",
+                         fratio(b / a) if a and b else "-",
+                         fbytes(peak.get("gnnc-torch")) if peak.get("gnnc-torch") else "-",
+                         fbytes(peak.get("pyg")) if peak.get("pyg") else "-"])
+        w(table(["graph", "layer", "mode", GPU_TITLES["gnnc-torch"],
+                 GPU_TITLES["pyg"], "PyG / gnnc", "peak, gnnc", "peak, PyG"],
+                rows, ["l", "l", "l", "r", "r", "r", "r", "r"]))
+        w("")
+        if "gpu.png" in made:
+            w("![PyG's time over gnnc's on the GPU](%s)\n" % made["gpu.png"])
+        if d.get("reading"):
+            w(d["reading"] + "\n")
+        missing = [r for r in d["runs"] if not r.get("ok")]
+        if missing:
+            w("Cases without a time: %s.\n" % ", ".join(
+                "%s %s %s %s (%s)" % (r["graph"], r["layer"], r["mode"], r["impl"],
+                                      (r.get("error") or "not run")[:80])
+                for r in missing))
+    return "\n".join(L)
+
+
+LAYER_TITLES_GPU = {"gcn": "GCN", "gat8": "GAT, 8 heads", "sage_mean": "GraphSAGE mean"}
+
+
+def update_gpu(folder, doc, assets):
+    """Reads the output folder of tools/gpu-check.sh, keeps it as
+    ASSETS/gpu-results.json, writes its plot and puts the section "GPU" into
+    `doc`, leaving every other section as it is."""
+    d = gpu_results(folder)
+    assets = pathlib.Path(assets)
+    assets.mkdir(parents=True, exist_ok=True)
+    (assets / GPU_JSON).write_text(json.dumps(d, indent=1) + "\n")
+    doc = pathlib.Path(doc)
+    text = doc.read_text() if doc.exists() else "# Benchmarks\n"
+    doc.write_text(splice_section(text, GPU_HEADING,
+                                  gpu_section(d, gpu_plots(d, assets))))
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--gpu":
+        update_gpu(sys.argv[2], sys.argv[3], sys.argv[4])
+        sys.exit(0)
     if len(sys.argv) != 4:
-        sys.exit("usage: report.py RESULTS.json DOC.md ASSET_DIR")
+        sys.exit("usage: report.py RESULTS.json DOC.md ASSET_DIR\n"
+                 "       report.py --gpu GPU_CHECK_OUTDIR DOC.md ASSET_DIR")
     write(json.loads(pathlib.Path(sys.argv[1]).read_text()), sys.argv[2], sys.argv[3])
