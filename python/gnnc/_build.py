@@ -141,17 +141,13 @@ def glue(verbose=False):
 
 
 def cuda_glue(verbose=False):
-    """The glue with the CUDA bridge loaded (built on first use)."""
+    """The glue with the CUDA bridge loaded (built on first use; loading it
+    again does nothing)."""
     ext = glue(verbose)
     prefix = find_prefix()
     with _lock:
-        if not _cuda_loaded.get(prefix):
-            ext.load_cuda_bridge(_cuda_bridge(prefix, verbose))
-            _cuda_loaded[prefix] = True
+        ext.load_cuda_bridge(_cuda_bridge(prefix, verbose))
     return ext
-
-
-_cuda_loaded = {}
 
 
 def find_nvcc():

@@ -222,10 +222,14 @@ class _Target:
     """A module's library for one device: the C++ one for the CPU (device
     None), a CUDA one per GPU architecture, and its entries by name."""
 
-    def __init__(self, lib, device):
+    def __init__(self, lib, device, entries=None):
         self.lib, self.device = lib, device
-        self.entries = {e["name"]: _Entry(e, i)
-                        for i, e in enumerate(lib.entries())}
+        self.entries = entries if entries is not None else _entries(lib)
+
+
+def _entries(lib):
+    """{name: _Entry} of a loaded module's reflection table."""
+    return {e["name"]: _Entry(e, i) for i, e in enumerate(lib.entries())}
 
 
 def _device_of(tensors):
@@ -328,8 +332,7 @@ class GnnModule(torch.nn.Module):
         glue = _build.glue()
         self._lib = glue.Module(library)
         self.source, self.entry, self.defines = source, entry, dict(defines)
-        entries = {e["name"]: _Entry(e, i)
-                   for i, e in enumerate(self._lib.entries())}
+        entries = _entries(self._lib)
         if entry is None:
             tops = [e for e in entries.values() if e.kind in ("layer", "model")
                     and "." not in e.name]
@@ -341,8 +344,7 @@ class GnnModule(torch.nn.Module):
         if entry not in entries:
             raise ValueError("gnnc: %s has no layer or model %r" %
                              (source, entry))
-        self._entry_name = entry
-        self._targets = {None: _Target(self._lib, None)}
+        self._targets = {None: _Target(self._lib, None, entries)}
         self._forward = entries[entry]
         self._train = entries.get(entry + ".train")
         self._backward = entries.get(entry + ".backward")
@@ -464,7 +466,7 @@ class GnnModule(torch.nn.Module):
         target = self._targets.get(key)
         if target is None:
             archs = _build.cuda_arch(device)
-            library = _build.build_module(self.source, self._entry_name,
+            library = _build.build_module(self.source, self._forward.name,
                                           self.defines, cuda_archs=archs)
             lib = _build.cuda_glue().Module(library, True)
             target = self._targets[key] = _Target(lib, device)

@@ -76,12 +76,26 @@ template <typename F> void lookup(void *handle, const char *name, F &fn) {
                              name);
 }
 
-void loadBridge(const std::string &path) {
-  if (TheBridge)
-    return;
+/// dlopen()s `path`, or throws with dlerror()'s reason.
+void *openLibrary(const std::string &path) {
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle)
     throw std::runtime_error("gnnc: cannot load " + path + ": " + dlerror());
+  return handle;
+}
+
+/// Throws unless the library at `path` speaks this extension's ABI.
+void checkAbi(const std::string &path, int version) {
+  if (version != rt::kAbiVersion)
+    throw std::runtime_error("gnnc: " + path + " speaks ABI version " +
+                             std::to_string(version) + ", this extension " +
+                             std::to_string(rt::kAbiVersion));
+}
+
+void loadBridge(const std::string &path) {
+  if (TheBridge)
+    return;
+  void *handle = openLibrary(path);
   auto b = std::make_unique<Bridge>();
   lookup(handle, "gnnc_bridge_graph_new", b->graphNew);
   lookup(handle, "gnnc_bridge_graph_free", b->graphFree);
@@ -90,20 +104,14 @@ void loadBridge(const std::string &path) {
   lookup(handle, "gnnc_bridge_call", b->call);
   lookup(handle, "gnnc_bridge_set_threads", b->setThreads);
   lookup(handle, "gnnc_bridge_abi_version", b->abiVersion);
-  if (b->abiVersion() != rt::kAbiVersion)
-    throw std::runtime_error("gnnc: " + path + " speaks ABI version " +
-                             std::to_string(b->abiVersion()) +
-                             ", this extension " +
-                             std::to_string(rt::kAbiVersion));
+  checkAbi(path, b->abiVersion());
   TheBridge = b.release();
 }
 
 void loadCudaBridge(const std::string &path) {
   if (TheCudaBridge)
     return;
-  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle)
-    throw std::runtime_error("gnnc: cannot load " + path + ": " + dlerror());
+  void *handle = openLibrary(path);
   auto b = std::make_unique<CudaBridge>();
   lookup(handle, "gnnc_cuda_bridge_graph_upload", b->graphUpload);
   lookup(handle, "gnnc_cuda_bridge_graph_free", b->graphFree);
@@ -111,11 +119,7 @@ void loadCudaBridge(const std::string &path) {
   lookup(handle, "gnnc_cuda_bridge_workspace_bytes", b->workspaceBytes);
   lookup(handle, "gnnc_cuda_bridge_call", b->call);
   lookup(handle, "gnnc_cuda_bridge_abi_version", b->abiVersion);
-  if (b->abiVersion() != rt::kAbiVersion)
-    throw std::runtime_error("gnnc: " + path + " speaks ABI version " +
-                             std::to_string(b->abiVersion()) +
-                             ", this extension " +
-                             std::to_string(rt::kAbiVersion));
+  checkAbi(path, b->abiVersion());
   TheCudaBridge = b.release();
 }
 
@@ -357,9 +361,7 @@ private:
 class TorchModule {
 public:
   TorchModule(const std::string &path, bool cuda) : Cuda(cuda) {
-    Handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!Handle)
-      throw std::runtime_error("gnnc: cannot load " + path + ": " + dlerror());
+    Handle = openLibrary(path);
     using InfoFn = const void *(*)();
     auto fn = reinterpret_cast<InfoFn>(dlsym(Handle, "gnnc_torch_module_info"));
     if (!fn)
