@@ -611,6 +611,26 @@ void gnnc::rt::gt(const float *a, const Shape &sa, const float *b,
   binaryMap(a, sa, b, sb, out, so,
             [](float x, float y) { return x > y ? 1.0f : 0.0f; });
 }
+void gnnc::rt::ge(const float *a, const Shape &sa, const float *b,
+                  const Shape &sb, float *out, const Shape &so) {
+  binaryMap(a, sa, b, sb, out, so,
+            [](float x, float y) { return x >= y ? 1.0f : 0.0f; });
+}
+void gnnc::rt::eq(const float *a, const Shape &sa, const float *b,
+                  const Shape &sb, float *out, const Shape &so) {
+  binaryMap(a, sa, b, sb, out, so,
+            [](float x, float y) { return x == y ? 1.0f : 0.0f; });
+}
+void gnnc::rt::ne(const float *a, const Shape &sa, const float *b,
+                  const Shape &sb, float *out, const Shape &so) {
+  binaryMap(a, sa, b, sb, out, so,
+            [](float x, float y) { return x != y ? 1.0f : 0.0f; });
+}
+void gnnc::rt::mask(const float *a, const Shape &sa, const float *b,
+                    const Shape &sb, float *out, const Shape &so) {
+  binaryMap(a, sa, b, sb, out, so,
+            [](float x, float y) { return x != 0.0f ? y : 0.0f; });
+}
 void gnnc::rt::broadcastTo(const float *in, const Shape &si, float *out,
                            const Shape &so) {
   binaryMap(in, si, in, si, out, so, [](float x, float) { return x; });

@@ -49,13 +49,14 @@ TEST(LexerTest, IndentDedentNested) {
                     "    for x in y:\n"
                     "        pass\n";
   Kinds expected = {
-      "kw_layer", "identifier", "l_paren", "r_paren", "colon", "newline",
-      "indent", "kw_def", "identifier", "l_paren", "r_paren", "colon",
-      "newline", "indent", "kw_pass", "newline", "dedent", "kw_pass",
-      "newline", "dedent", "kw_model", "identifier", "l_paren", "r_paren",
-      "colon", "newline", "indent", "kw_for", "identifier", "kw_in",
-      "identifier", "colon", "newline", "indent", "kw_pass", "newline",
-      "dedent", "dedent", "eof"};
+      "kw_layer",   "identifier", "l_paren", "r_paren",    "colon",
+      "newline",    "indent",     "kw_def",  "identifier", "l_paren",
+      "r_paren",    "colon",      "newline", "indent",     "kw_pass",
+      "newline",    "dedent",     "kw_pass", "newline",    "dedent",
+      "kw_model",   "identifier", "l_paren", "r_paren",    "colon",
+      "newline",    "indent",     "kw_for",  "identifier", "kw_in",
+      "identifier", "colon",      "newline", "indent",     "kw_pass",
+      "newline",    "dedent",     "dedent",  "eof"};
   EXPECT_EQ(lexKinds(src), expected);
 }
 
@@ -65,10 +66,10 @@ TEST(LexerTest, DedentSeveralLevelsAtOnce) {
                     "   c\n"
                     "       d\n"
                     "e\n";
-  Kinds expected = {"identifier", "newline", "indent", "identifier",
-                    "newline",    "indent",  "identifier", "newline",
-                    "indent",     "identifier", "newline", "dedent",
-                    "dedent",     "dedent",  "identifier", "newline", "eof"};
+  Kinds expected = {
+      "identifier", "newline", "indent",     "identifier", "newline", "indent",
+      "identifier", "newline", "indent",     "identifier", "newline", "dedent",
+      "dedent",     "dedent",  "identifier", "newline",    "eof"};
   EXPECT_EQ(lexKinds(src), expected);
 }
 
@@ -76,8 +77,8 @@ TEST(LexerTest, IndentTokenLocations) {
   SourceFixture f("layer L():\n    pass\n");
   std::vector<Token> t = f.lex();
   ASSERT_EQ(kinds(t), Kinds({"kw_layer", "identifier", "l_paren", "r_paren",
-                             "colon", "newline", "indent", "kw_pass",
-                             "newline", "dedent", "eof"}));
+                             "colon", "newline", "indent", "kw_pass", "newline",
+                             "dedent", "eof"}));
   EXPECT_EQ(f.pos(t[0].loc), "1:1");
   EXPECT_EQ(t[0].text, "layer");
   EXPECT_EQ(f.pos(t[1].loc), "1:7");
@@ -130,9 +131,9 @@ TEST(LexerTest, BackslashJoining) {
   SourceFixture f("x = a + \\\n        b\ny\n");
   std::vector<Token> t = f.lex();
   EXPECT_EQ(f.numErrors(), 0u) << f.messages();
-  EXPECT_EQ(kinds(t), Kinds({"identifier", "equal", "identifier", "plus",
-                             "identifier", "newline", "identifier", "newline",
-                             "eof"}));
+  EXPECT_EQ(kinds(t),
+            Kinds({"identifier", "equal", "identifier", "plus", "identifier",
+                   "newline", "identifier", "newline", "eof"}));
   // b keeps its real position on line 2.
   EXPECT_EQ(f.pos(t[4].loc), "2:9");
   // Works with CRLF line ends too.
@@ -159,10 +160,10 @@ TEST(LexerTest, CRLFLineEnds) {
 
 TEST(LexerTest, MissingFinalNewline) {
   // The last logical line gets its NEWLINE, and open blocks their DEDENTs.
-  EXPECT_EQ(lexKinds("layer L():\n    pass"),
-            Kinds({"kw_layer", "identifier", "l_paren", "r_paren", "colon",
-                   "newline", "indent", "kw_pass", "newline", "dedent",
-                   "eof"}));
+  EXPECT_EQ(
+      lexKinds("layer L():\n    pass"),
+      Kinds({"kw_layer", "identifier", "l_paren", "r_paren", "colon", "newline",
+             "indent", "kw_pass", "newline", "dedent", "eof"}));
 }
 
 TEST(LexerTest, Keywords) {
@@ -183,19 +184,19 @@ TEST(LexerTest, Operators) {
   std::vector<Token> t = f.lex();
   EXPECT_EQ(f.numErrors(), 0u) << f.messages();
   EXPECT_EQ(kinds(t),
-            Kinds({"plus", "minus", "star", "slash", "slashslash", "at",
-                   "starstar", "l_paren", "r_paren", "l_square", "r_square",
-                   "l_brace", "r_brace", "comma", "colon", "dot", "equal",
-                   "arrow", "newline", "eof"}));
+            Kinds({"plus",     "minus",    "star",    "slash",   "slashslash",
+                   "at",       "starstar", "l_paren", "r_paren", "l_square",
+                   "r_square", "l_brace",  "r_brace", "comma",   "colon",
+                   "dot",      "equal",    "arrow",   "newline", "eof"}));
   EXPECT_EQ(t[4].text, "//");
   EXPECT_EQ(f.pos(t[4].loc), "1:9");
   EXPECT_EQ(t[17].text, "->");
   EXPECT_EQ(f.pos(t[17].loc), "1:37");
   // Longest match without spaces: a**-b//c->d
-  EXPECT_EQ(lexKinds("a**-b//c->d"),
-            Kinds({"identifier", "starstar", "minus", "identifier",
-                   "slashslash", "identifier", "arrow", "identifier",
-                   "newline", "eof"}));
+  EXPECT_EQ(
+      lexKinds("a**-b//c->d"),
+      Kinds({"identifier", "starstar", "minus", "identifier", "slashslash",
+             "identifier", "arrow", "identifier", "newline", "eof"}));
 }
 
 TEST(LexerTest, AttributeAccessIsNotANumber) {
@@ -209,10 +210,9 @@ TEST(LexerTest, Numbers) {
   SourceFixture f("123 0 1.0 .5 1. 1e-3 2.5E+4 1.e5 7e2 9223372036854775807");
   std::vector<Token> t = f.lex();
   EXPECT_EQ(f.numErrors(), 0u) << f.messages();
-  ASSERT_EQ(kinds(t),
-            Kinds({"integer", "integer", "floating", "floating", "floating",
-                   "floating", "floating", "floating", "floating", "integer",
-                   "newline", "eof"}));
+  ASSERT_EQ(kinds(t), Kinds({"integer", "integer", "floating", "floating",
+                             "floating", "floating", "floating", "floating",
+                             "floating", "integer", "newline", "eof"}));
   EXPECT_EQ(t[0].intValue, 123);
   EXPECT_EQ(t[1].intValue, 0);
   EXPECT_DOUBLE_EQ(t[2].floatValue, 1.0);
@@ -364,12 +364,11 @@ TEST(LexerTest, DedentMismatch) {
 }
 
 TEST(LexerTest, UnsupportedPythonWords) {
-  const char *words[] = {"if",     "elif",   "else",   "while",    "import",
-                         "from",   "class",  "lambda", "try",      "except",
-                         "finally", "with",  "yield",  "del",      "global",
-                         "nonlocal", "assert", "raise", "break",   "continue",
-                         "async",  "await",  "is",     "not",      "and",
-                         "or",     "None"};
+  const char *words[] = {
+      "if",     "elif",     "else",   "while",   "import", "from",     "class",
+      "lambda", "try",      "except", "finally", "with",   "yield",    "del",
+      "global", "nonlocal", "assert", "raise",   "break",  "continue", "async",
+      "await",  "is",       "not",    "and",     "or",     "None"};
   for (const char *word : words) {
     SourceFixture f(std::string("x = ") + word + "\n");
     std::vector<Token> t = f.lex();
@@ -390,27 +389,35 @@ TEST(LexerTest, UnsupportedPythonWords) {
                    "identifier", "identifier", "newline", "eof"}));
 }
 
+TEST(LexerTest, Comparisons) {
+  EXPECT_EQ(lexKinds("a < b <= c > d >= e == f != g = h\n"),
+            Kinds({"identifier", "less", "identifier", "lessequal",
+                   "identifier", "greater", "identifier", "greaterequal",
+                   "identifier", "equalequal", "identifier", "exclaimequal",
+                   "identifier", "equal", "identifier", "newline", "eof"}));
+}
+
 TEST(LexerTest, UnsupportedOperatorsAndCharacters) {
-  SourceFixture f("a == b != c % d ; e $ f ? g\n");
+  SourceFixture f("a << b ! c % d ; e $ f ? g\n");
   std::vector<Token> t = f.lex();
   const std::string &m = f.messages();
   EXPECT_EQ(f.numErrors(), 6u) << m;
-  EXPECT_NE(m.find("1:3: error: operator '==' is not part of the language"),
+  EXPECT_NE(m.find("1:3: error: operator '<<' is not part of the language"),
             std::string::npos)
       << m;
-  EXPECT_NE(m.find("1:8: error: operator '!=' is not part of the language"),
+  EXPECT_NE(m.find("1:8: error: operator '!' is not part of the language"),
             std::string::npos)
       << m;
-  EXPECT_NE(m.find("1:13: error: operator '%' is not part of the language"),
+  EXPECT_NE(m.find("1:12: error: operator '%' is not part of the language"),
             std::string::npos)
       << m;
-  EXPECT_NE(m.find("1:17: error: ';' is not supported; write one statement "
+  EXPECT_NE(m.find("1:16: error: ';' is not supported; write one statement "
                    "per line"),
             std::string::npos)
       << m;
-  EXPECT_NE(m.find("1:21: error: unexpected character '$'"), std::string::npos)
+  EXPECT_NE(m.find("1:20: error: unexpected character '$'"), std::string::npos)
       << m;
-  EXPECT_NE(m.find("1:25: error: unexpected character '?'"), std::string::npos)
+  EXPECT_NE(m.find("1:24: error: unexpected character '?'"), std::string::npos)
       << m;
   // The offending characters produce no tokens.
   EXPECT_EQ(kinds(t), Kinds({"identifier", "identifier", "identifier",

@@ -54,8 +54,8 @@ std::string sexpr(const Expr *e) {
   }
   case Expr::Kind::Binary: {
     auto *b = llvm::cast<BinaryExpr>(e);
-    return "(" + getBinaryOpSpelling(b->op).str() + " " +
-           sexpr(b->lhs.get()) + " " + sexpr(b->rhs.get()) + ")";
+    return "(" + getBinaryOpSpelling(b->op).str() + " " + sexpr(b->lhs.get()) +
+           " " + sexpr(b->rhs.get()) + ")";
   }
   case Expr::Kind::Unary: {
     auto *u = llvm::cast<UnaryExpr>(e);
@@ -123,6 +123,20 @@ TEST(ParserTest, Precedence) {
   EXPECT_EQ(parseExpr("a + b @ c"), "(+ a (@ b c))");
   EXPECT_EQ(parseExpr("(a + b) * c"), "(* (+ a b) c)");
   EXPECT_EQ(parseExpr("a - b / c // d"), "(- a (// (/ b c) d))");
+  // Comparisons bind loosest.
+  EXPECT_EQ(parseExpr("a + b < c * d"), "(< (+ a b) (* c d))");
+  EXPECT_EQ(parseExpr("-a >= b ** 2"), "(>= (neg a) (** b 2))");
+  EXPECT_EQ(parseExpr("(a == b) * (c != d)"), "(* (== a b) (!= c d))");
+  EXPECT_EQ(parseExpr("where(x <= 0, 0, x)"), "(call where (<= x 0) 0 x)");
+}
+
+TEST(ParserTest, ComparisonsDoNotChain) {
+  ExprParse p("a < b > c");
+  EXPECT_EQ(p.f.numErrors(), 1u);
+  EXPECT_NE(p.f.messages().find("comparisons do not chain: write '(a < b) * "
+                                "(b > c)' for both"),
+            std::string::npos)
+      << p.f.messages();
 }
 
 TEST(ParserTest, UnaryAndPower) {
@@ -262,19 +276,20 @@ TEST(ParserTest, BracketLocations) {
 }
 
 TEST(ParserTest, Definitions) {
-  SourceFixture f("layer GAT(in_dim: int, heads: int = 8, slope: float = 0.2,):\n"
-                  "    param W: f32[in_dim, heads * 8] = glorot\n"
-                  "    param b: f64 = normal(std=0.1)\n"
-                  "    param s: f32[4]\n"
-                  "    sub = Other(in_dim, k=2)\n"
-                  "    pass\n"
-                  "    def forward(g: Block, x: f32[N_src, in_dim]) -> f32:\n"
-                  "        return x\n"
-                  "\n"
-                  "model M():\n"
-                  "    def forward(g: HeteroGraph, n: int, p: float,\n"
-                  "                b: BatchedGraph, m: bool[E],):\n"
-                  "        return n\n");
+  SourceFixture f(
+      "layer GAT(in_dim: int, heads: int = 8, slope: float = 0.2,):\n"
+      "    param W: f32[in_dim, heads * 8] = glorot\n"
+      "    param b: f64 = normal(std=0.1)\n"
+      "    param s: f32[4]\n"
+      "    sub = Other(in_dim, k=2)\n"
+      "    pass\n"
+      "    def forward(g: Block, x: f32[N_src, in_dim]) -> f32:\n"
+      "        return x\n"
+      "\n"
+      "model M():\n"
+      "    def forward(g: HeteroGraph, n: int, p: float,\n"
+      "                b: BatchedGraph, m: bool[E],):\n"
+      "        return n\n");
   std::unique_ptr<Module> m = f.parse();
   ASSERT_EQ(f.numErrors(), 0u) << f.messages();
   ASSERT_EQ(m->definitions.size(), 2u);

@@ -505,6 +505,12 @@ layer NonFinite():
     def forward(x: f32[4], y: f32[4]) -> f32[7, 4]:
         return reshape(concat([relu(x), leaky_relu(x, 0.5), elu(x), max(x, y),
                                max(y, x), min(x, y), min(y, x)], 0), [7, 4])
+
+layer Compare():
+    def forward(x: f32[5], y: f32[5]) -> f32[8, 5]:
+        return reshape(concat([x < y, x <= y, x > y, x >= y, x == y, x != y,
+                               where(x > 0, rsqrt(x), 0),
+                               where(x != x, -1, where(y, x, y))], 0), [8, 5])
 )gnn";
 
 TEST(InterpreterDense, MatMul) {
@@ -682,6 +688,37 @@ TEST(InterpreterDense, NaNPropagatesAsInPyTorch) {
   interp::Tensor<float> f;
   ASSERT_TRUE(run(p, args, f));
   want[9] = std::exp(-2.0f) - 1.0f; // the same operations in float
+  expectExactly(f, want, "float");
+}
+
+TEST(InterpreterDense, ComparisonsAndWhere) {
+  Program p;
+  ASSERT_TRUE(compile(p, kDense, "Compare"));
+  const double nan = std::nan(""), inf = INFINITY;
+  // x = [-1, 0, 4, nan, inf], y = [2, -0, 4, 1, 0]. A comparison with a NaN
+  // is 0, except !=; -0 == +0. where(x > 0, rsqrt(x), 0) is 0 where x <= 0
+  // although rsqrt(0) is inf and rsqrt(-1) a NaN: the branch not taken leaves
+  // no trace. where(y, x, y) takes x where y is not 0.
+  // clang-format off
+  Data want = {
+      1, 0, 0, 0, 0,          // x < y
+      1, 1, 1, 0, 0,          // x <= y
+      0, 0, 0, 0, 1,          // x > y
+      0, 1, 1, 0, 1,          // x >= y
+      0, 1, 1, 0, 0,          // x == y
+      1, 0, 0, 1, 1,          // x != y
+      0, 0, 0.5, 0, 0,        // where(x > 0, rsqrt(x), 0)
+      -1, 0, 4, -1, 0,        // where(x != x, -1, where(y, x, y))
+  };
+  // clang-format on
+  std::vector<Arg> args = {tensor({5}, {-1, 0, 4, nan, inf}),
+                           tensor({5}, {2, -0.0, 4, 1, 0})};
+  interp::Tensor<double> d;
+  ASSERT_TRUE(run(p, args, d));
+  ASSERT_EQ(d.shape, (Shape{8, 5}));
+  expectExactly(d, want, "double");
+  interp::Tensor<float> f;
+  ASSERT_TRUE(run(p, args, f));
   expectExactly(f, want, "float");
 }
 

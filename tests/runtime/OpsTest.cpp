@@ -115,6 +115,19 @@ TEST(OpsNaN, MaxAndMinPropagateNaNFromEitherSide) {
                {kNaN, kNaN, kNaN, -0.0f, 0.0f, -3.0f, kNaN}, "min");
   // gt is false against a NaN, as torch.gt.
   expectValues(apply2(rt::gt, a, b), {0, 0, 0, 0, 0, 1, 0}, "gt");
+  // ge and eq are false against a NaN too, ne is true; -0 == +0.
+  expectValues(apply2(rt::ge, a, b), {0, 0, 0, 1, 1, 1, 0}, "ge");
+  expectValues(apply2(rt::eq, a, b), {0, 0, 0, 1, 1, 0, 0}, "eq");
+  expectValues(apply2(rt::ne, a, b), {1, 1, 1, 0, 0, 1, 1}, "ne");
+}
+
+TEST(OpsNaN, MaskKeepsOnlyWhatItPicks) {
+  // mask(a, b) = a != 0 ? b : 0. A NaN condition is not 0, so it picks; an
+  // infinite or NaN value that is not picked leaves no trace.
+  const std::vector<float> a = {1.0f, 0.0f, -0.0f, kNaN, 2.0f, 0.0f, -1.0f};
+  const std::vector<float> b = {5.0f, kInf, kNaN, 3.0f, -kInf, -7.0f, kNaN};
+  expectValues(apply2(rt::mask, a, b), {5.0f, 0, 0, 3.0f, -kInf, 0, kNaN},
+               "mask");
 }
 
 TEST(OpsNaN, MaxWithABroadcastScalar) {

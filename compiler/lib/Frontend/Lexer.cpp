@@ -340,24 +340,40 @@ void Lexer::lexToken() {
     break;
   case '=':
     if (next('=')) {
-      cur += 2;
-      diags.report(locAt(start), DiagID::err_unsupported_operator, "==");
-      return;
+      kind = TokenKind::equalequal;
+      len = 2;
+    } else {
+      kind = TokenKind::equal;
     }
-    kind = TokenKind::equal;
+    break;
+  case '<':
+  case '>':
+    // `<<` and `>>` are shifts, not part of the language (below).
+    if (next(c))
+      goto unsupported;
+    if (next('=')) {
+      kind = c == '<' ? TokenKind::lessequal : TokenKind::greaterequal;
+      len = 2;
+    } else {
+      kind = c == '<' ? TokenKind::less : TokenKind::greater;
+    }
+    break;
+  case '!':
+    if (!next('='))
+      goto unsupported;
+    kind = TokenKind::exclaimequal;
+    len = 2;
     break;
   case ';':
     ++cur;
     diags.report(locAt(start), DiagID::err_semicolon);
     return;
-  case '<':
-  case '>':
-  case '!':
   case '%':
   case '&':
   case '|':
   case '^':
-  case '~': {
+  case '~':
+  unsupported : {
     cur += next('=') || next(c) ? 2 : 1;
     diags.report(locAt(start), DiagID::err_unsupported_operator,
                  llvm::StringRef(start, cur - start));

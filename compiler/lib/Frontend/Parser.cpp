@@ -28,6 +28,18 @@ llvm::StringRef gnnc::getBinaryOpSpelling(BinaryOp op) {
     return "@";
   case BinaryOp::Pow:
     return "**";
+  case BinaryOp::Lt:
+    return "<";
+  case BinaryOp::Le:
+    return "<=";
+  case BinaryOp::Gt:
+    return ">";
+  case BinaryOp::Ge:
+    return ">=";
+  case BinaryOp::Eq:
+    return "==";
+  case BinaryOp::Ne:
+    return "!=";
   }
   return "?";
 }
@@ -605,26 +617,45 @@ ExprPtr Parser::parseExprNoTuple() {
   return expr;
 }
 
+/// Comparisons bind loosest (as in Python), then + -, then * / // @.
 static int getPrecedence(TokenKind kind, BinaryOp &op) {
   switch (kind) {
+  case TokenKind::less:
+    op = BinaryOp::Lt;
+    return 1;
+  case TokenKind::lessequal:
+    op = BinaryOp::Le;
+    return 1;
+  case TokenKind::greater:
+    op = BinaryOp::Gt;
+    return 1;
+  case TokenKind::greaterequal:
+    op = BinaryOp::Ge;
+    return 1;
+  case TokenKind::equalequal:
+    op = BinaryOp::Eq;
+    return 1;
+  case TokenKind::exclaimequal:
+    op = BinaryOp::Ne;
+    return 1;
   case TokenKind::plus:
     op = BinaryOp::Add;
-    return 1;
+    return 2;
   case TokenKind::minus:
     op = BinaryOp::Sub;
-    return 1;
+    return 2;
   case TokenKind::star:
     op = BinaryOp::Mul;
-    return 2;
+    return 3;
   case TokenKind::slash:
     op = BinaryOp::Div;
-    return 2;
+    return 3;
   case TokenKind::slashslash:
     op = BinaryOp::FloorDiv;
-    return 2;
+    return 3;
   case TokenKind::at:
     op = BinaryOp::MatMul;
-    return 2;
+    return 3;
   default:
     return 0;
   }
@@ -658,6 +689,14 @@ ExprPtr Parser::parseBinary(int minPrec) {
                                        std::move(rhs));
     if (!checkHeight(*lhs, {l, r}))
       return nullptr;
+    // Python chains `a < b < c` into `a < b and b < c`; the language has
+    // no `and`, so a second comparison in a row is an error.
+    BinaryOp next;
+    if (isComparison(op) && getPrecedence(tok().kind, next) == 1) {
+      diags.report(tok().loc, DiagID::err_chained_comparison,
+                   getBinaryOpSpelling(op), getBinaryOpSpelling(next));
+      return nullptr;
+    }
   }
 }
 

@@ -110,6 +110,37 @@ ValueType Checker::checkBuiltin(CallExpr &call, StringRef name) {
     error(loc, DiagID::err_range_outside_for);
     return ValueType::error();
 
+  case BuiltinKind::Where: {
+    // where(condition, x, y): x where the condition is not 0, else y, all
+    // three broadcast together (a comparison makes the condition).
+    BuiltinArgs args = matchArgs(call, {"condition", "x", "y"}, 3, name, diags);
+    if (!args.ok)
+      return ValueType::error();
+    std::optional<ValueType> c = requireTensor(*args.slots[0]);
+    std::optional<ValueType> x = requireTensor(*args.slots[1]);
+    std::optional<ValueType> y = requireTensor(*args.slots[2]);
+    if (!c || !x || !y)
+      return ValueType::error();
+    for (int i = 0; i < 3; ++i)
+      if (!requireFloat(i == 0   ? *c
+                        : i == 1 ? *x
+                                 : *y,
+                        name, args.slots[i]->getLoc()))
+        return ValueType::error();
+    ValueType values = elementwise(*x, *y, loc);
+    if (values.isError())
+      return values;
+    ValueType result = elementwise(*c, values, loc);
+    if (result.isError())
+      return result;
+    result.intValue.reset();
+    result.floatValue.reset();
+    result.isConstant = false;
+    if (result.elem == ElemType::WeakInt)
+      result.elem = ElemType::WeakFloat;
+    return result;
+  }
+
   case BuiltinKind::Unary: {
     // Elementwise activations, some with a constant second argument.
     bool simpleUnary = builtin->param.empty();

@@ -143,6 +143,8 @@ private:
   ValueType checkAttr(AttrExpr &expr);
   ValueType checkCall(CallExpr &expr);
   ValueType checkBinary(BinaryExpr &expr);
+  ValueType checkComparison(BinaryExpr &expr, const ValueType &lhs,
+                            const ValueType &rhs);
   ValueType checkComprehension(ComprehensionExpr &expr);
   ValueType checkBuiltin(CallExpr &call, StringRef name);
   ValueType checkGraphMethod(CallExpr &call, const ValueType &graph,
@@ -266,6 +268,9 @@ struct BuiltinArgs {
 /// how many leading slots must be present.
 BuiltinArgs matchArgs(CallExpr &call, llvm::ArrayRef<StringRef> names,
                       size_t required, StringRef fn, DiagnosticEngine &diags);
+
+/// `a op b` for a comparison `op` (BinaryOp::Lt ... Ne) of two numbers.
+bool compare(BinaryOp op, double a, double b);
 
 } // namespace sema
 } // namespace gnnc

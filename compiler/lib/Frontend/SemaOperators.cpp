@@ -21,6 +21,8 @@ ValueType Checker::checkBinary(BinaryExpr &expr) {
   if (!lhs || !rhs)
     return ValueType::error();
   SMLoc loc = expr.opLoc;
+  if (isComparison(expr.op))
+    return checkComparison(expr, *lhs, *rhs);
 
   // Compile-time integer arithmetic: dimensions and trip counts.
   if (lhs->isIntConstant() && rhs->isIntConstant()) {
@@ -62,6 +64,8 @@ ValueType Checker::checkBinary(BinaryExpr &expr) {
     }
     case BinaryOp::Pow:
     case BinaryOp::MatMul:
+      break;
+    default: // comparisons: checkComparison
       break;
     }
     if (expr.op != BinaryOp::Pow && expr.op != BinaryOp::MatMul) {
@@ -179,6 +183,65 @@ ValueType Checker::checkBinary(BinaryExpr &expr) {
     }
   }
   return result;
+}
+
+/// `a < b` & co.: elementwise, 1 where the comparison holds and 0 where it
+/// does not (a NaN compares false, except under `!=`), in the element type
+/// of the operands, which must be floats or numbers. Two numbers fold to the
+/// constant 1.0 or 0.0.
+ValueType Checker::checkComparison(BinaryExpr &expr, const ValueType &lhs,
+                                   const ValueType &rhs) {
+  SMLoc loc = expr.opLoc;
+  StringRef spelling = getBinaryOpSpelling(expr.op);
+  if (!requireFloat(lhs, spelling, loc) || !requireFloat(rhs, spelling, loc))
+    return ValueType::error();
+  ValueType result = elementwise(lhs, rhs, loc);
+  if (result.isError())
+    return result;
+  auto value = [](const ValueType &t) -> std::optional<double> {
+    if (t.floatValue)
+      return t.floatValue;
+    if (t.intValue)
+      if (std::optional<int64_t> c = t.intValue->getConstant())
+        return static_cast<double>(*c);
+    return std::nullopt;
+  };
+  if (lhs.isScalar() && rhs.isScalar() && lhs.domain == Domain::Dense &&
+      rhs.domain == Domain::Dense && (lhs.isConstant || lhs.isIntConstant()) &&
+      (rhs.isConstant || rhs.isIntConstant())) {
+    std::optional<double> a = value(lhs), b = value(rhs);
+    std::optional<double> folded;
+    if (a && b)
+      folded = compare(expr.op, *a, *b) ? 1.0 : 0.0;
+    ValueType constant = ValueType::floatConstant(folded);
+    constant.isConstant = true;
+    return constant;
+  }
+  result.intValue.reset();
+  result.floatValue.reset();
+  result.isConstant = false;
+  if (result.elem == ElemType::WeakInt)
+    result.elem = ElemType::WeakFloat;
+  return result;
+}
+
+bool gnnc::sema::compare(BinaryOp op, double a, double b) {
+  switch (op) {
+  case BinaryOp::Lt:
+    return a < b;
+  case BinaryOp::Le:
+    return a <= b;
+  case BinaryOp::Gt:
+    return a > b;
+  case BinaryOp::Ge:
+    return a >= b;
+  case BinaryOp::Eq:
+    return a == b;
+  case BinaryOp::Ne:
+    return a != b;
+  default:
+    return false;
+  }
 }
 
 //===----------------------------------------------------------------------===//

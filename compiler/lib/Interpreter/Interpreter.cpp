@@ -777,6 +777,18 @@ template <typename T> Status Evaluator<T>::binary(gnn::BinaryOp op) {
     case BinaryFn::gt:
       z = x > y ? T(1) : T(0);
       break;
+    case BinaryFn::ge:
+      z = x >= y ? T(1) : T(0);
+      break;
+    case BinaryFn::eq:
+      z = x == y ? T(1) : T(0);
+      break;
+    case BinaryFn::ne:
+      z = x != y ? T(1) : T(0);
+      break;
+    case BinaryFn::mask:
+      z = x != T(0) ? y : T(0);
+      break;
     }
     for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
       if (++index[d] < shape[d])

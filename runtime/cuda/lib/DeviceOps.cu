@@ -139,7 +139,21 @@ Status unary(Unary fn, const float *x, float *y, int64_t n, float alpha,
   return launched("unary operation");
 }
 
-enum class Binary { Add, Sub, Mul, Div, Max, Min, Pow, Gt, First };
+enum class Binary {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Max,
+  Min,
+  Pow,
+  Gt,
+  Ge,
+  Eq,
+  Ne,
+  Mask,
+  First
+};
 
 __device__ __forceinline__ float applyBinary(Binary fn, float a, float b) {
   switch (fn) {
@@ -161,6 +175,14 @@ __device__ __forceinline__ float applyBinary(Binary fn, float a, float b) {
     return powf(a, b);
   case Binary::Gt:
     return a > b ? 1.0f : 0.0f;
+  case Binary::Ge:
+    return a >= b ? 1.0f : 0.0f;
+  case Binary::Eq:
+    return a == b ? 1.0f : 0.0f;
+  case Binary::Ne:
+    return a != b ? 1.0f : 0.0f;
+  case Binary::Mask:
+    return a != 0.0f ? b : 0.0f;
   case Binary::First:
     return a;
   }
@@ -860,6 +882,10 @@ GNNC_BINARY(max, Max)
 GNNC_BINARY(min, Min)
 GNNC_BINARY(pow, Pow)
 GNNC_BINARY(gt, Gt)
+GNNC_BINARY(ge, Ge)
+GNNC_BINARY(eq, Eq)
+GNNC_BINARY(ne, Ne)
+GNNC_BINARY(mask, Mask)
 
 Status broadcastTo(const float *in, const Shape &si, float *out,
                    const Shape &so, cudaStream_t stream) {

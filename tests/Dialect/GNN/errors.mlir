@@ -109,7 +109,7 @@ func.func @unary_fn_out_of_range(%x: !gnn.tensor<dense, 4xf32>) {
 // -----
 
 func.func @unknown_binary_fn(%a: !gnn.tensor<dense, 4xf32>) {
-  // expected-error@+1 {{custom op 'gnn.binary' expected string or keyword containing one of the following enum values for attribute 'fn' [add, sub, mul, div, max, min, pow, gt]}}
+  // expected-error@+1 {{custom op 'gnn.binary' expected string or keyword containing one of the following enum values for attribute 'fn' [add, sub, mul, div, max, min, pow, gt, ge, eq, ne, mask]}}
   %0 = gnn.binary mod %a, %a : !gnn.tensor<dense, 4xf32>, !gnn.tensor<dense, 4xf32> -> !gnn.tensor<dense, 4xf32>
   return
 }

@@ -156,10 +156,15 @@ TEST(CudaDeviceOps, Elementwise) {
   std::vector<float> a = randomVector(20, rng), b = randomVector(15, rng);
   cu::DeviceTensor da = up(a), db = up(b);
   rt::Shape sa{4, 1, 5}, sb{1, 3, 5}, so{4, 3, 5};
-  for (auto [name, host, device] : {std::make_tuple("add", rt::add, cu::add),
-                                    std::make_tuple("mul", rt::mul, cu::mul),
-                                    std::make_tuple("max", rt::max, cu::max),
-                                    std::make_tuple("gt", rt::gt, cu::gt)}) {
+  for (auto [name, host, device] :
+       {std::make_tuple("add", rt::add, cu::add),
+        std::make_tuple("mul", rt::mul, cu::mul),
+        std::make_tuple("max", rt::max, cu::max),
+        std::make_tuple("gt", rt::gt, cu::gt),
+        std::make_tuple("ge", rt::ge, cu::ge),
+        std::make_tuple("eq", rt::eq, cu::eq),
+        std::make_tuple("ne", rt::ne, cu::ne),
+        std::make_tuple("mask", rt::mask, cu::mask)}) {
     std::vector<float> want(60);
     host(a.data(), sa, b.data(), sb, want.data(), so);
     cu::DeviceTensor out = blank(60);

@@ -129,7 +129,24 @@ struct CallExpr : Expr {
   GNNC_EXPR_CLASSOF(Call)
 };
 
-enum class BinaryOp { Add, Sub, Mul, Div, FloorDiv, MatMul, Pow };
+enum class BinaryOp {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  FloorDiv,
+  MatMul,
+  Pow,
+  // Comparisons: 1 where true, 0 where false, in the element type.
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Eq,
+  Ne,
+};
+/// Whether `op` is one of the comparisons.
+inline bool isComparison(BinaryOp op) { return op >= BinaryOp::Lt; }
 llvm::StringRef getBinaryOpSpelling(BinaryOp op);
 
 struct BinaryExpr : Expr {

@@ -24,6 +24,7 @@ enum class BuiltinKind {
   Transpose,
   Dropout,
   Range,
+  Where,
 };
 
 /// One entry of Builtins.def.

@@ -29,6 +29,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <array>
 #include <cmath>
 #include <set>
 
@@ -199,6 +200,8 @@ private:
                     mlir::Location loc);
   Value binary(g::BinaryFn fn, Value a, Value b, mlir::Location loc,
                Direction direction);
+  Value lowerWhere(const Expr &cond, const Expr &x, const Expr &y,
+                   mlir::Location l);
   Value constant(double value, mlir::Type elem, mlir::Location loc);
   Value weakScalar(const Expr &e, mlir::Type elem);
 
@@ -544,7 +547,7 @@ std::optional<Const> MLIRGenImpl::evalConst(const Expr &expr, const HEnv &env) {
     if (!l || !r)
       return std::nullopt;
     if (!l->isFloat && !r->isFloat && b->op != BinaryOp::Div &&
-        b->op != BinaryOp::Pow) {
+        b->op != BinaryOp::Pow && !isComparison(b->op)) {
       int64_t out;
       switch (b->op) {
       case BinaryOp::Add:
@@ -572,6 +575,18 @@ std::optional<Const> MLIRGenImpl::evalConst(const Expr &expr, const HEnv &env) {
     }
     double a = l->asDouble(), c = r->asDouble();
     switch (b->op) {
+    case BinaryOp::Lt:
+      return Const{true, 0, a < c ? 1.0 : 0.0};
+    case BinaryOp::Le:
+      return Const{true, 0, a <= c ? 1.0 : 0.0};
+    case BinaryOp::Gt:
+      return Const{true, 0, a > c ? 1.0 : 0.0};
+    case BinaryOp::Ge:
+      return Const{true, 0, a >= c ? 1.0 : 0.0};
+    case BinaryOp::Eq:
+      return Const{true, 0, a == c ? 1.0 : 0.0};
+    case BinaryOp::Ne:
+      return Const{true, 0, a != c ? 1.0 : 0.0};
     case BinaryOp::Add:
       return Const{true, 0, a + c};
     case BinaryOp::Sub:
@@ -1096,6 +1111,19 @@ Value MLIRGenImpl::lower(const Expr &expr) {
       return lowerBinary(g::BinaryFn::div, *b.lhs, *b.rhs, opLoc);
     case BinaryOp::Pow:
       return lowerBinary(g::BinaryFn::pow, *b.lhs, *b.rhs, opLoc);
+    // The dialect has >, >=, == and !=; a < b is b > a.
+    case BinaryOp::Lt:
+      return lowerBinary(g::BinaryFn::gt, *b.rhs, *b.lhs, opLoc);
+    case BinaryOp::Le:
+      return lowerBinary(g::BinaryFn::ge, *b.rhs, *b.lhs, opLoc);
+    case BinaryOp::Gt:
+      return lowerBinary(g::BinaryFn::gt, *b.lhs, *b.rhs, opLoc);
+    case BinaryOp::Ge:
+      return lowerBinary(g::BinaryFn::ge, *b.lhs, *b.rhs, opLoc);
+    case BinaryOp::Eq:
+      return lowerBinary(g::BinaryFn::eq, *b.lhs, *b.rhs, opLoc);
+    case BinaryOp::Ne:
+      return lowerBinary(g::BinaryFn::ne, *b.lhs, *b.rhs, opLoc);
     case BinaryOp::MatMul: {
       Value lhs = lower(*b.lhs), rhs = lower(*b.rhs);
       if (!lhs || !rhs)
@@ -1353,6 +1381,59 @@ Value MLIRGenImpl::lowerBinary(g::BinaryFn op, const Expr &lhs, const Expr &rhs,
   return binary(op, a, b, l, direction);
 }
 
+/// where(c, x, y) as mask(c, x) + mask(c == 0, y): `mask` is exact for
+/// every x (an infinite or NaN x that is not picked never meets a 0 * ...),
+/// and a y (or x) of constant 0 drops its term.
+Value MLIRGenImpl::lowerWhere(const Expr &cond, const Expr &x, const Expr &y,
+                              mlir::Location l) {
+  std::array<const Expr *, 3> exprs = {&cond, &x, &y};
+  std::array<Value, 3> values;
+  mlir::Type elem;
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    if (isWeakScalar(*exprs[i]))
+      continue;
+    values[i] = lower(*exprs[i]);
+    if (!values[i])
+      return nullptr;
+    if (!elem)
+      elem = typeOf(values[i]).getElementType();
+  }
+  if (!elem)
+    elem = builder.getF32Type();
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    if (!values[i])
+      values[i] = weakScalar(*exprs[i], elem);
+    if (!values[i])
+      return nullptr;
+    if (typeOf(values[i]).getElementType() != elem) {
+      fail(exprs[i]->getLoc(),
+           "where() over " + mlirTypeString(elem) + " and " +
+               mlirTypeString(typeOf(values[i]).getElementType()) + " values");
+      return nullptr;
+    }
+  }
+  Direction direction = Direction::In;
+  for (const Expr *e : exprs)
+    if (e->type && e->type->domain == Domain::Edge)
+      direction = e->type->direction;
+  auto isZero = [&](const Expr &e) {
+    std::optional<Const> c =
+        isWeakScalar(e) ? evalConst(e, fn->env) : std::nullopt;
+    return c && c->asDouble() == 0.0;
+  };
+  Value picked, other;
+  if (!isZero(x))
+    picked = binary(g::BinaryFn::mask, values[0], values[1], l, direction);
+  if (!isZero(y) || !picked) {
+    Value notCond = binary(g::BinaryFn::eq, values[0], constant(0.0, elem, l),
+                           l, direction);
+    other = binary(g::BinaryFn::mask, notCond, values[2], l, direction);
+  }
+  if (!picked || !other)
+    return picked ? picked : other;
+  return binary(g::BinaryFn::add, picked, other, l, direction);
+}
+
 Value MLIRGenImpl::lowerCall(const CallExpr &call) {
   mlir::Location l = loc(call.getLoc());
   if (auto *attr = llvm::dyn_cast<AttrExpr>(call.callee.get())) {
@@ -1459,6 +1540,9 @@ Value MLIRGenImpl::lowerBuiltin(const CallExpr &call, llvm::StringRef name) {
   };
 
   switch (builtin->kind) {
+  case BuiltinKind::Where:
+    return lowerWhere(*argExpr(0, "condition"), *argExpr(1, "x"),
+                      *argExpr(2, "y"), l);
   case BuiltinKind::Unary: {
     Value x = lower(*first);
     if (!x)

@@ -258,6 +258,7 @@ private:
 
   Value unary(gnn::UnaryFn fn, Value x, double alpha);
   Value binary(gnn::BinaryFn fn, Value x, Value y);
+  Value compare(arith::CmpFPredicate predicate, Value x, Value y);
 
   LogicalResult checkType(Operation *op, Type type, Type &elementType,
                           SmallVectorImpl<int64_t> &shape);
@@ -358,6 +359,13 @@ Value KernelBuilder::unary(gnn::UnaryFn fn, Value x, double alpha) {
   llvm_unreachable("unknown unary function");
 }
 
+Value KernelBuilder::compare(arith::CmpFPredicate predicate, Value x, Value y) {
+  Type t = x.getType();
+  Value holds = b.create<arith::CmpFOp>(loc, predicate, x, y);
+  return b.create<arith::SelectOp>(loc, holds, floatConst(t, 1.0),
+                                   floatConst(t, 0.0));
+}
+
 Value KernelBuilder::binary(gnn::BinaryFn fn, Value x, Value y) {
   using gnn::BinaryFn;
   switch (fn) {
@@ -383,11 +391,20 @@ Value KernelBuilder::binary(gnn::BinaryFn fn, Value x, Value y) {
   }
   case BinaryFn::pow:
     return b.create<math::PowFOp>(loc, x, y);
-  case BinaryFn::gt: { // x > y ? 1 : 0
+  // Comparisons: 1 or 0 (ordered predicates: false with a NaN, except !=).
+  case BinaryFn::gt:
+    return compare(arith::CmpFPredicate::OGT, x, y);
+  case BinaryFn::ge:
+    return compare(arith::CmpFPredicate::OGE, x, y);
+  case BinaryFn::eq:
+    return compare(arith::CmpFPredicate::OEQ, x, y);
+  case BinaryFn::ne:
+    return compare(arith::CmpFPredicate::UNE, x, y);
+  case BinaryFn::mask: { // x != 0 ? y : 0
     Type t = x.getType();
-    Value gt = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, x, y);
-    return b.create<arith::SelectOp>(loc, gt, floatConst(t, 1.0),
-                                     floatConst(t, 0.0));
+    Value nonzero = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, x,
+                                            floatConst(t, 0.0));
+    return b.create<arith::SelectOp>(loc, nonzero, y, floatConst(t, 0.0));
   }
   }
   llvm_unreachable("unknown binary function");
@@ -745,8 +762,8 @@ std::pair<Value, Value> KernelBuilder::foldOnline(Reduction &r, Value l,
   Value newMax = b.create<arith::SelectOp>(loc, first, l, larger);
   Value negInf = floatConst(t, -std::numeric_limits<double>::infinity());
   Value from = b.create<arith::SelectOp>(loc, first, negInf, old);
-  Value allNegInf = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ,
-                                            newMax, negInf);
+  Value allNegInf =
+      b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, newMax, negInf);
   Value ref =
       b.create<arith::SelectOp>(loc, allNegInf, floatConst(t, 0.0), newMax);
   Value scale =

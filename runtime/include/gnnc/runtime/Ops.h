@@ -98,7 +98,8 @@ void leakyRelu(const float *x, float *y, int64_t n, float alpha);
 /// `out = a (op) b` with NumPy broadcasting: the three shapes have one rank,
 /// and each axis of `a` and `b` is 1 or the axis of `out`. max and min return
 /// `a` on a tie (std::max, std::min) and a NaN when either operand is one
-/// (torch.maximum, torch.minimum); gt is 1 or 0 (0 when either is a NaN).
+/// (torch.maximum, torch.minimum); gt, ge, eq and ne are 1 or 0 (0 when
+/// either is a NaN, except ne); mask is `a != 0 ? b : 0`.
 void add(const float *a, const Shape &sa, const float *b, const Shape &sb,
          float *out, const Shape &so);
 void sub(const float *a, const Shape &sa, const float *b, const Shape &sb,
@@ -115,6 +116,14 @@ void pow(const float *a, const Shape &sa, const float *b, const Shape &sb,
          float *out, const Shape &so);
 void gt(const float *a, const Shape &sa, const float *b, const Shape &sb,
         float *out, const Shape &so);
+void ge(const float *a, const Shape &sa, const float *b, const Shape &sb,
+        float *out, const Shape &so);
+void eq(const float *a, const Shape &sa, const float *b, const Shape &sb,
+        float *out, const Shape &so);
+void ne(const float *a, const Shape &sa, const float *b, const Shape &sb,
+        float *out, const Shape &so);
+void mask(const float *a, const Shape &sa, const float *b, const Shape &sb,
+          float *out, const Shape &so);
 /// `in` broadcast to `so` (same rank, axes of `si` are 1 or those of `so`).
 void broadcastTo(const float *in, const Shape &si, float *out, const Shape &so);
 

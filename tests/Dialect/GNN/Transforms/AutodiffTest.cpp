@@ -398,6 +398,22 @@ layer DenseOps(d: int = 3):
         h = gelu(x @ W) + sigmoid(x) * mean(x, 0) - max(x, 0, keepdims=True)
         p = softmax(h, 0) + log_softmax(h, -1) + sqrt(exp(x)) * min(x, 1, keepdims=True)
         return concat([g.sum_nodes(p), g.avg_nodes(h), g.max_nodes(p - h), g.avg_nodes(x @ (tanh(transpose(W) @ transpose(x)) @ x))], -1)
+
+# Comparisons and where, on the host and per edge: both branches of each
+# where are taken somewhere, and the branch not taken (an infinite rsqrt)
+# leaves no NaN in the values or the gradients.
+layer Selections(d: int = 3):
+    param W: f32[d, d] = glorot
+
+    def forward(g: Graph, x: f32[N, d]) -> f32[N, d]:
+        deg = reshape(g.in_degree(), [N, 1])
+        norm = where(deg > 0, rsqrt(deg), 0)
+        h = where(x @ W >= 0, x @ W, 0.5 * x) * norm + (deg == 0) - (deg != 1) * 0.25
+        g.set_vertex_attr({"h": h, "n": norm})
+        for v in g.dst_vertex:
+            v.m = g.sum([where(u.h < v.h, u.h * u.n, v.h - u.h) for u in v.innbs])
+            v.k = g.max([where(u.h <= 0.1, 0, u.h) for u in v.innbs])
+        return [v.m for v in g.dst_vertex] + where(x < 0, [v.k for v in g.dst_vertex], x)
 )";
 
 class AutodiffExtra : public ::testing::TestWithParam<const char *> {};
@@ -419,8 +435,8 @@ TEST_P(AutodiffExtra, MatchesFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(Layers, AutodiffExtra,
                          ::testing::Values("BlockAttn", "OutAttn",
-                                           "OutAttnMSGL", "RowOps",
-                                           "DenseOps"));
+                                           "OutAttnMSGL", "RowOps", "DenseOps",
+                                           "Selections"));
 
 //===----------------------------------------------------------------------===//
 // Each op's vector-Jacobian product, on hand-written IR
@@ -651,7 +667,8 @@ std::vector<OpCase> opCases() {
   out.push_back({"unary_elu", unaryIR("elu", "{alpha = 1.5 : f64}"), {}});
   out.push_back(
       {"unary_leaky_relu", unaryIR("leaky_relu", "{alpha = 0.2 : f64}"), {}});
-  for (std::string fn : {"add", "sub", "mul", "div", "max", "min", "pow"}) {
+  for (std::string fn : {"add", "sub", "mul", "div", "max", "min", "pow", "ge",
+                         "eq", "ne", "mask"}) {
     ArgSpec positive;
     positive.positive = {"a", "b"};
     ArgSpec spec = fn == "pow" || fn == "div" ? positive : ArgSpec{};

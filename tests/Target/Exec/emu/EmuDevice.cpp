@@ -232,6 +232,10 @@ GNNC_EMU_BINARY(max)
 GNNC_EMU_BINARY(min)
 GNNC_EMU_BINARY(pow)
 GNNC_EMU_BINARY(gt)
+GNNC_EMU_BINARY(ge)
+GNNC_EMU_BINARY(eq)
+GNNC_EMU_BINARY(ne)
+GNNC_EMU_BINARY(mask)
 Status gnnc::rt::cuda::broadcastTo(const float *in, const Shape &si, float *out,
                                    const Shape &so, cudaStream_t stream) {
   return enqueue("broadcastTo", stream,

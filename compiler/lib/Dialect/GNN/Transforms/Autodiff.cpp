@@ -68,7 +68,8 @@ bool isNonDifferentiable(Operation *op) {
           ReduceSelectOp>(op))
     return true;
   if (auto b = dyn_cast<BinaryOp>(op))
-    return b.getFn() == BinaryFn::gt;
+    return b.getFn() == BinaryFn::gt || b.getFn() == BinaryFn::ge ||
+           b.getFn() == BinaryFn::eq || b.getFn() == BinaryFn::ne;
   return false;
 }
 
@@ -389,7 +390,14 @@ LogicalResult Differentiator::vjpBinary(BinaryOp op, Value dy) {
       cr = mul(dy, at(BinaryFn::mul, y, unary(UnaryFn::log, l)));
     break;
   case BinaryFn::gt:
+  case BinaryFn::ge:
+  case BinaryFn::eq:
+  case BinaryFn::ne:
     return success();
+  case BinaryFn::mask: // the gradient goes where the value came from
+    if (needR)
+      cr = at(BinaryFn::mask, l, dy);
+    break;
   }
   if (needL && cl) {
     Value s = sumTo(cl, tensorOf(l), y);

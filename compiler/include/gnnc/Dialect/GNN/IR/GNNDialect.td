@@ -67,7 +67,9 @@ def GNN_BinaryFn : I32EnumAttr<"BinaryFn", "elementwise binary function", [
     I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"sub", 1>,
     I32EnumAttrCase<"mul", 2>, I32EnumAttrCase<"div", 3>,
     I32EnumAttrCase<"max", 4>, I32EnumAttrCase<"min", 5>,
-    I32EnumAttrCase<"pow", 6>, I32EnumAttrCase<"gt", 7>]> {
+    I32EnumAttrCase<"pow", 6>, I32EnumAttrCase<"gt", 7>,
+    I32EnumAttrCase<"ge", 8>, I32EnumAttrCase<"eq", 9>,
+    I32EnumAttrCase<"ne", 10>, I32EnumAttrCase<"mask", 11>]> {
   let cppNamespace = "::gnnc::gnn";
 }
 

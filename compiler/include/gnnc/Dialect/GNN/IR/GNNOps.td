@@ -369,12 +369,16 @@ def GNN_UnaryOp : GNN_Op<"unary", [SameOperandsAndResultType]> {
 def GNN_BinaryOp : GNN_Op<"binary"> {
   let summary = "elementwise function of two tensors, with broadcasting";
   let description = [{
-    `add sub mul div max min pow gt`, NumPy broadcasting on the (row)
-    shapes. The domains must be equal, or one operand is a dense tensor
-    without a vertex axis, broadcast to every row. `max` and `min` return
-    the left operand on a tie. `gt` is the comparison `lhs > rhs` as 1 or 0
-    in the element type (the language has no comparisons; derivatives of
-    `relu`, `abs`, `max`, ... written by `gnn-autodiff` use it).
+    `add sub mul div max min pow gt ge eq ne mask`, NumPy broadcasting on
+    the (row) shapes. The domains must be equal, or one operand is a dense
+    tensor without a vertex axis, broadcast to every row. `max` and `min`
+    return the left operand on a tie. `gt`, `ge`, `eq` and `ne` are the
+    comparisons `lhs > rhs`, `>=`, `==` and `!=` as 1 or 0 in the element
+    type (a NaN compares false except under `ne`; the language's `<` and
+    `<=` swap the operands; derivatives of `relu`, `abs`, `max`, ... written
+    by `gnn-autodiff` use `gt`). `mask` is `lhs != 0 ? rhs : 0`, exact for
+    every `rhs` (an infinite or NaN `rhs` where `lhs` is 0 gives 0): the
+    language's `where(c, x, y)` is `mask(c, x) + mask(c == 0, y)`.
 
     ```mlir
     %z = gnn.binary mul %a, %m : !gnn.tensor<edge, 8x1xf32>, !gnn.tensor<edge, 8x8xf32> -> !gnn.tensor<edge, 8x8xf32>

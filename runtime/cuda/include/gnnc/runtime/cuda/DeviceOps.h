@@ -95,6 +95,14 @@ Status pow(const float *a, const Shape &sa, const float *b, const Shape &sb,
            float *out, const Shape &so, cudaStream_t stream);
 Status gt(const float *a, const Shape &sa, const float *b, const Shape &sb,
           float *out, const Shape &so, cudaStream_t stream);
+Status ge(const float *a, const Shape &sa, const float *b, const Shape &sb,
+          float *out, const Shape &so, cudaStream_t stream);
+Status eq(const float *a, const Shape &sa, const float *b, const Shape &sb,
+          float *out, const Shape &so, cudaStream_t stream);
+Status ne(const float *a, const Shape &sa, const float *b, const Shape &sb,
+          float *out, const Shape &so, cudaStream_t stream);
+Status mask(const float *a, const Shape &sa, const float *b, const Shape &sb,
+            float *out, const Shape &so, cudaStream_t stream);
 Status broadcastTo(const float *in, const Shape &si, float *out,
                    const Shape &so, cudaStream_t stream);
 
