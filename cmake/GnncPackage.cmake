@@ -7,7 +7,8 @@
 #     through the aliases gnnc::gnnc, gnnc::runtime and gnnc::ops;
 #   * installs the gnnc executable, the static libraries gnnc_runtime,
 #     gnnc_loaders and gnnc_ops and the header-only gnnc_abi with their
-#     headers, the bundled datasets, and a CMake package
+#     headers, the bundled datasets, the layer library (share/gnnc/gnn),
+#     and a CMake package
 #     (lib/cmake/gnnc: gnncConfig.cmake, gnncConfigVersion.cmake,
 #     gnncTargets.cmake, gnncModel.cmake), so that another project can say
 #
@@ -113,6 +114,11 @@ install(FILES "${PROJECT_SOURCE_DIR}/runtime/data/cora.gnnd"
               "${PROJECT_SOURCE_DIR}/runtime/data/citeseer.gnnd"
               "${PROJECT_SOURCE_DIR}/runtime/data/README.md"
         DESTINATION "${GNNC_INSTALL_DATADIR}")
+# The layer library (docs/library.md), for gnnc.torch.load and
+# gnnc_add_model: share/gnnc/gnn/*.gnn.
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/gnn/"
+        DESTINATION "${CMAKE_INSTALL_DATADIR}/gnnc/gnn"
+        FILES_MATCHING PATTERN "*.gnn")
 
 install(EXPORT gnncTargets
         NAMESPACE gnnc::

@@ -118,8 +118,9 @@ def generate(out_dir, cora_dir):
     import numpy as np
     import torch
     import torch_geometric
-    from torch_geometric.nn import (APPNP, GATConv, GCNConv, GINConv,
-                                    SAGEConv, SimpleConv)
+    from torch_geometric.nn import (APPNP, GATConv, GCN2Conv, GCNConv,
+                                    GINConv, GraphConv, LEConv, LGConv,
+                                    SAGEConv, SGConv, SimpleConv, SSGConv)
     from torch_geometric.utils import add_self_loops, scatter
 
     torch.set_default_dtype(torch.float64)
@@ -135,7 +136,9 @@ def generate(out_dir, cora_dir):
     }
     NS = dict(torch=torch, GCNConv=GCNConv, GATConv=GATConv,
               SAGEConv=SAGEConv, GINConv=GINConv, APPNP=APPNP,
-              SimpleConv=SimpleConv)
+              SimpleConv=SimpleConv, LGConv=LGConv, SGConv=SGConv,
+              SSGConv=SSGConv, GraphConv=GraphConv, LEConv=LEConv,
+              GCN2Conv=GCN2Conv)
 
     def rng_for(name):
         return np.random.default_rng(zlib.crc32(name.encode()))
@@ -920,6 +923,200 @@ def generate(out_dir, cora_dir):
                    pyg_forward="prop(h0, edge_index, edge_weight=w_uv)",
                    notes=" ".join(notes), checks=checks, extra=extra,
                    grads=grads)
+
+
+    # ---------------- the layer library (gnn/) ----------------
+
+    def sym_weight(ei, n):
+        """PyG's gcn_norm without self-loops: deg^-1/2 of the in-degree at
+        both ends, 0 for a vertex without in-edges (inf -> 0)."""
+        indeg = np.bincount(ei[1], minlength=n).astype(np.float64)
+        dis = np.where(indeg > 0, 1.0 / np.sqrt(np.maximum(indeg, 1.0)), 0.0)
+        return dis[ei[0]] * dis[ei[1]]
+
+    def spread(ei, h, w=None):
+        """sum over in-edges u -> v of w_uv h_u, per destination v."""
+        out = np.zeros_like(h)
+        msg = h[ei[0]] if w is None else w[:, None] * h[ei[0]]
+        np.add.at(out, ei[1], msg)
+        return out
+
+    def library_case(name, *, definition, gnn, hparams, loops, ctor, inputs,
+                     params, pyg_params, call, pyg_forward, ref, notes):
+        """One case of a library layer on the small graph. `params`: our
+        arrays by name; `pyg_params(conv)`: {our name: (PyG tensor, map from
+        our layout to PyG's, map of a PyG gradient back to ours)};
+        `call(conv, tensors, eit)`: PyG's forward on the inputs (tensors by
+        name); `ref`: the numpy model of the .gnn semantics."""
+        ei, x, n, used = graph_args("own", loops)
+        conv = build(ctor)
+        pmap = pyg_params(conv)
+        for k, (t, to_pyg, _) in pmap.items():
+            setp(t, to_pyg(params[k]))
+        eit = torch.from_numpy(used)
+        out = npy(call(conv, {k: T(v) for k, v in inputs.items()}, eit))
+        checks = {}
+        assert_ref("out", out, ref(used, n, **inputs, **params), checks)
+        c = cotangent_for(name, out.shape)
+        leaves = {k: leaf(v) for k, v in inputs.items()}
+        res = autograd(lambda: call(conv, leaves, eit),
+                       {**{k: (t, ident) for k, t in leaves.items()},
+                        **{k: (t, back) for k, (t, _, back) in pmap.items()}},
+                       c, out)
+        grads = grad_set(name, "own", c, res, list(inputs), list(pmap))
+        if loops:
+            notes += " " + LOOP_NOTE
+        er = empty_rows(used, n)
+        if er:
+            notes += f" Vertices without in-edges: {er}."
+        write_case(name, gnn=gnn, definition=definition, hparams=hparams,
+                   graph="own", self_loops=loops, ei=ei, n=n, inputs=inputs,
+                   params=params, expected={"out": out}, pyg=ctor,
+                   pyg_forward=pyg_forward, notes=notes, checks=checks,
+                   grads=grads)
+
+    def lin(conv_lin, bias=True):
+        """A PyG Linear as our (W, b): W = weight.T."""
+        m = {"W": (conv_lin.weight, lambda a: a.T, transp)}
+        if bias:
+            m["b"] = (conv_lin.bias, ident, ident)
+        return m
+
+    def ours_first(m, **names):
+        return {names.get(k, k): v for k, v in m.items()}
+
+    F, O = SMALL_F, 4
+    rngl = rng_for("library")
+
+    W = glorot(rngl, (F, F), F, F)
+    library_case(
+        "lgconv_small", definition="LGConv", gnn="gnn/lgconv.gnn",
+        hparams={"dim": F}, loops=False, ctor="LGConv()",
+        inputs={"x": x_s}, params={}, pyg_params=lambda conv: {},
+        call=lambda conv, t, e: conv(t["x"], e),
+        pyg_forward="conv(x, edge_index)",
+        ref=lambda used, n, x: spread(used, x, sym_weight(used, n)),
+        notes="LGConv(normalize=True): gcn_norm without self-loops, "
+              "in-degree at both ends; a vertex without in-edges sends and "
+              "gets 0 (PyG's inf -> 0, where(deg > 0, rsqrt(deg), 0) here).")
+
+    for k_, loops in ((2, False), (3, True)):
+        W, b = glorot(rngl, (F, O), F, O), small_vec(rngl, (O,))
+
+        def sg_ref(used, n, x, W, b, k_=k_):
+            h = x
+            for _ in range(k_):
+                h = spread(used, h, sym_weight(used, n))
+            return h @ W + b
+        library_case(
+            f"sgconv_small_k{k_}" + ("_selfloops" if loops else ""),
+            definition="SGConv", gnn="gnn/sgconv.gnn",
+            hparams={"in_dim": F, "out_dim": O, "k": k_}, loops=loops,
+            ctor=f"SGConv({F}, {O}, K={k_}, add_self_loops=False)",
+            inputs={"x": x_s}, params={"W": W, "b": b},
+            pyg_params=lambda conv: lin(conv.lin),
+            call=lambda conv, t, e: conv(t["x"], e),
+            pyg_forward="conv(x, edge_index)", ref=sg_ref,
+            notes="Parameter map: W = lin.weight.T, b = lin.bias. PyG "
+                  "propagates first and maps after; sgconv.gnn maps first "
+                  "(the same function).")
+
+    W, b = glorot(rngl, (F, O), F, O), small_vec(rngl, (O,))
+
+    def ssg_ref(used, n, x, W, b, alpha=0.2, k_=3):
+        h, acc = x, alpha * x
+        for _ in range(k_):
+            h = spread(used, h, sym_weight(used, n))
+            acc = acc + (1 - alpha) / k_ * h
+        return acc @ W + b
+    library_case(
+        "ssgconv_small_selfloops", definition="SSGConv", gnn="gnn/ssgconv.gnn",
+        hparams={"in_dim": F, "out_dim": O, "alpha": 0.2, "k": 3}, loops=True,
+        ctor=f"SSGConv({F}, {O}, alpha=0.2, K=3, add_self_loops=False)",
+        inputs={"x": x_s}, params={"W": W, "b": b},
+        pyg_params=lambda conv: lin(conv.lin),
+        call=lambda conv, t, e: conv(t["x"], e),
+        pyg_forward="conv(x, edge_index)", ref=ssg_ref,
+        notes="Parameter map: W = lin.weight.T, b = lin.bias.")
+
+    for aggr, definition in (("add", "GraphConv"), ("mean", "GraphConvMean")):
+        Wr, Wo = glorot(rngl, (F, O), F, O), glorot(rngl, (F, O), F, O)
+        b = small_vec(rngl, (O,))
+
+        def gc_ref(used, n, x, W_root, W_rel, b, aggr=aggr):
+            s_ = spread(used, x @ W_rel)
+            if aggr == "mean":
+                s_ = s_ / np.maximum(np.bincount(used[1], minlength=n), 1)[:, None]
+            return x @ W_root + s_ + b
+        library_case(
+            f"graphconv_small_{aggr}", definition=definition,
+            gnn="gnn/graphconv.gnn", hparams={"in_dim": F, "out_dim": O},
+            loops=False, ctor=f"GraphConv({F}, {O}, aggr='{aggr}')",
+            inputs={"x": x_s}, params={"W_root": Wo, "W_rel": Wr, "b": b},
+            pyg_params=lambda conv: {
+                "W_root": (conv.lin_root.weight, lambda a: a.T, transp),
+                "W_rel": (conv.lin_rel.weight, lambda a: a.T, transp),
+                "b": (conv.lin_rel.bias, ident, ident)},
+            call=lambda conv, t, e: conv(t["x"], e),
+            pyg_forward="conv(x, edge_index)", ref=gc_ref,
+            notes="Parameter map: W_root = lin_root.weight.T, W_rel = "
+                  "lin_rel.weight.T, b = lin_rel.bias (lin_root has none).")
+
+    W1, W2, W3 = (glorot(rngl, (F, O), F, O) for _ in range(3))
+    b1, b3 = small_vec(rngl, (O,)), small_vec(rngl, (O,))
+
+    def le_ref(used, n, x, W1, b1, W2, W3, b3):
+        a, bb = x @ W1 + b1, x @ W2
+        out = np.zeros((n, O))
+        np.add.at(out, used[1], a[used[0]] - bb[used[1]])
+        return out + x @ W3 + b3
+    library_case(
+        "leconv_small", definition="LEConv", gnn="gnn/leconv.gnn",
+        hparams={"in_dim": F, "out_dim": O}, loops=False,
+        ctor=f"LEConv({F}, {O})", inputs={"x": x_s},
+        params={"W1": W1, "b1": b1, "W2": W2, "W3": W3, "b3": b3},
+        pyg_params=lambda conv: {
+            "W1": (conv.lin1.weight, lambda a: a.T, transp),
+            "b1": (conv.lin1.bias, ident, ident),
+            "W2": (conv.lin2.weight, lambda a: a.T, transp),
+            "W3": (conv.lin3.weight, lambda a: a.T, transp),
+            "b3": (conv.lin3.bias, ident, ident)},
+        call=lambda conv, t, e: conv(t["x"], e),
+        pyg_forward="conv(x, edge_index)", ref=le_ref,
+        notes="Parameter map: W1, b1 = lin1; W2 = lin2 (no bias); W3, b3 = "
+              "lin3; each W is the weight transposed.")
+
+    x0 = quant(rngl.normal(0.0, 1.0, size=(SMALL_N, F)))
+    for shared in (True, False):
+        Wa, Wb = glorot(rngl, (F, F), F, F), glorot(rngl, (F, F), F, F)
+        alpha, theta, depth = 0.2, 0.5, 2
+        beta = float(np.log(theta / depth + 1))
+
+        def g2_ref(used, n, x, x0, W=None, W1=None, W2=None, shared=shared):
+            p_ = (1 - alpha) * spread(used, x, sym_weight(used, n))
+            r_ = alpha * x0
+            if shared:
+                h = p_ + r_
+                return (1 - beta) * h + beta * (h @ W)
+            return (1 - beta) * (p_ + r_) + beta * (p_ @ W1 + r_ @ W2)
+        params = {"W": Wa} if shared else {"W1": Wa, "W2": Wb}
+        library_case(
+            "gcn2conv_small_selfloops" + ("" if shared else "_separate"),
+            definition="GCN2Conv" if shared else "GCN2ConvSeparate",
+            gnn="gnn/gcn2conv.gnn",
+            hparams={"dim": F, "alpha": alpha, "theta": theta, "depth": depth},
+            loops=True,
+            ctor=(f"GCN2Conv({F}, alpha={alpha}, theta={theta}, layer={depth}, "
+                  f"shared_weights={shared}, add_self_loops=False)"),
+            inputs={"x": x_s, "x0": x0}, params=params,
+            pyg_params=(lambda conv: {"W": (conv.weight1, ident, ident)})
+            if shared else (lambda conv: {
+                "W1": (conv.weight1, ident, ident),
+                "W2": (conv.weight2, ident, ident)}),
+            call=lambda conv, t, e: conv(t["x"], t["x0"], e),
+            pyg_forward="conv(x, x0, edge_index)", ref=g2_ref,
+            notes="Parameter map: W (W1, W2) = weight1 (weight2) as they are "
+                  "(PyG multiplies h @ weight1). depth is PyG's layer.")
 
     # ---------------- PyG behaviour probes ----------------
 

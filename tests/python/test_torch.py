@@ -92,7 +92,9 @@ GOLDEN_CASES = ["gcn_small", "gcn_small_selfloops", "gat_small_concat",
                 "gat_small_mean", "gat_small_concat_selfloops",
                 "sage_mean_small", "sage_max_small", "sage_max_small_pool7",
                 "gin_small", "gin_small_weighted", "appnp_small", "gcn_cora",
-                "gat_cora_concat", "sage_mean_cora"]
+                "gat_cora_concat", "sage_mean_cora",
+                # The layer library (gnn/): no parameter, five, two inputs.
+                "lgconv_small", "leconv_small", "gcn2conv_small_selfloops"]
 
 
 class Goldens(unittest.TestCase):

@@ -727,11 +727,21 @@ INSTANTIATE_TEST_SUITE_P(Models, Cora, ::testing::ValuesIn(coraCases()),
 
 /// Every case of tests/goldens, for a backend whose table compiles the
 /// goldens (then every case must be compiled); none for the others.
+/// The golden cases whose layer this suite compiled (the C++ suite: all of
+/// them, GoldenSet checks; the CUDA suites: those of the library, gnn/).
 std::vector<std::string> goldenCases() {
-  for (size_t i = 0; i < kNumCompiledModules; ++i)
-    if (llvm::StringRef(kCompiledModules[i].id).starts_with("golden_"))
-      return goldenCaseNames();
-  return {};
+  std::vector<std::string> out;
+  for (const std::string &name : goldenCaseNames())
+    if (findModule("golden_" + name))
+      out.push_back(name);
+  return out;
+}
+
+TEST(GoldenSet, TheCppSuiteCompilesEveryCase) {
+  if (llvm::StringRef(Backend::kName) != "C++")
+    GTEST_SKIP() << "only the C++ suite compiles every golden case";
+  EXPECT_EQ(goldenCases(), goldenCaseNames());
+  EXPECT_GE(goldenCases().size(), 27u);
 }
 
 /// One golden case: its module, graph and the layer's arguments.
@@ -787,8 +797,9 @@ class Golden : public ::testing::TestWithParam<std::string> {};
 // (Each backend compiles its own subset of the table.)
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Golden);
 
-/// Single precision against PyG's double precision: the tolerance of
-/// GoldenTest's SinglePrecisionIsClose (1e-3 relative, floor 1e-3).
+/// Single precision against PyG's double precision: 1e-4 relative, entries
+/// below 1e-3 of the largest compared at that scale (the worst case measured
+/// is 5e-5, GAT's attention gradient).
 TEST_P(Golden, MatchesPyG) {
   SKIP_WITHOUT_DEVICE();
   GoldenCase c;
@@ -804,7 +815,7 @@ TEST_P(Golden, MatchesPyG) {
   double err = maxRelativeError(got[0].data, want, 1e-3, 0, /*absolute=*/0);
   std::cout << "[ golden ] " << GetParam() << " max relative error " << err
             << "\n";
-  EXPECT_LE(err, 1e-3);
+  EXPECT_LE(err, 1e-4);
 }
 
 /// @F.train and @F.backward with the case's cotangent give PyG's
@@ -874,7 +885,7 @@ TEST_P(Golden, GradientsMatchPyG) {
     // it (GoldenTest.cpp shows the difference).
     if (ties > 0 && (name == "W_pool" || name == "x"))
       continue;
-    EXPECT_LE(err, 1e-3) << "gradient of " << name;
+    EXPECT_LE(err, 1e-4) << "gradient of " << name;
   }
   EXPECT_EQ(compared, inputGrads->size() + paramGrads->size());
 }

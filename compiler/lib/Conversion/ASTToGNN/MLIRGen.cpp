@@ -1360,6 +1360,13 @@ Value MLIRGenImpl::lowerBinary(g::BinaryFn op, const Expr &lhs, const Expr &rhs,
     if (!a)
       return nullptr;
     b = weakScalar(rhs, typeOf(a).getElementType());
+  } else if (isWeakScalar(lhs) && isWeakScalar(rhs) &&
+             (lhs.type->elem == ElemType::WeakFloat ||
+              rhs.type->elem == ElemType::WeakFloat)) {
+    // Two numbers, one of them a float (`theta / depth` of a float and an
+    // int hyper-parameter): both in f32, as a float meets an int.
+    a = weakScalar(lhs, builder.getF32Type());
+    b = weakScalar(rhs, builder.getF32Type());
   } else {
     a = lower(lhs);
     b = lower(rhs);
