@@ -133,12 +133,7 @@ ValueType Checker::checkBuiltin(CallExpr &call, StringRef name) {
     ValueType result = elementwise(*c, values, loc);
     if (result.isError())
       return result;
-    result.intValue.reset();
-    result.floatValue.reset();
-    result.isConstant = false;
-    if (result.elem == ElemType::WeakInt)
-      result.elem = ElemType::WeakFloat;
-    return result;
+    return runtimeFloat(std::move(result));
   }
 
   case BuiltinKind::Unary: {

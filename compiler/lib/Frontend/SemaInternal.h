@@ -272,6 +272,14 @@ BuiltinArgs matchArgs(CallExpr &call, llvm::ArrayRef<StringRef> names,
 /// `a op b` for a comparison `op` (BinaryOp::Lt ... Ne) of two numbers.
 bool compare(BinaryOp op, double a, double b);
 
+/// Whether `t` is a number known at compile time (a dense scalar constant).
+bool isKnownNumber(const ValueType &t);
+/// The value of such a number, when it is known (a float or an integer).
+std::optional<double> numberValue(const ValueType &t);
+/// `t` as a value computed at run time, in a float type (a comparison, a
+/// where): no constant, and a weak int becomes a weak float.
+ValueType runtimeFloat(ValueType t);
+
 } // namespace sema
 } // namespace gnnc
 

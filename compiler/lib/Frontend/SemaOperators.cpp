@@ -148,20 +148,9 @@ ValueType Checker::checkBinary(BinaryExpr &expr) {
   if (expr.op == BinaryOp::Div && result.elem == ElemType::WeakInt)
     result.elem = ElemType::WeakFloat;
   // Constant folding of float scalars keeps dropout rates and slopes known.
-  if (lhs->isScalar() && rhs->isScalar() && lhs->domain == Domain::Dense &&
-      rhs->domain == Domain::Dense &&
-      (lhs->isConstant || lhs->isIntConstant()) &&
-      (rhs->isConstant || rhs->isIntConstant())) {
+  if (isKnownNumber(*lhs) && isKnownNumber(*rhs)) {
     result.isConstant = true;
-    auto value = [](const ValueType &t) -> std::optional<double> {
-      if (t.floatValue)
-        return t.floatValue;
-      if (t.intValue)
-        if (std::optional<int64_t> c = t.intValue->getConstant())
-          return static_cast<double>(*c);
-      return std::nullopt;
-    };
-    std::optional<double> a = value(*lhs), b = value(*rhs);
+    std::optional<double> a = numberValue(*lhs), b = numberValue(*rhs);
     if (a && b) {
       switch (expr.op) {
       case BinaryOp::Add:
@@ -198,31 +187,37 @@ ValueType Checker::checkComparison(BinaryExpr &expr, const ValueType &lhs,
   ValueType result = elementwise(lhs, rhs, loc);
   if (result.isError())
     return result;
-  auto value = [](const ValueType &t) -> std::optional<double> {
-    if (t.floatValue)
-      return t.floatValue;
-    if (t.intValue)
-      if (std::optional<int64_t> c = t.intValue->getConstant())
-        return static_cast<double>(*c);
-    return std::nullopt;
-  };
-  if (lhs.isScalar() && rhs.isScalar() && lhs.domain == Domain::Dense &&
-      rhs.domain == Domain::Dense && (lhs.isConstant || lhs.isIntConstant()) &&
-      (rhs.isConstant || rhs.isIntConstant())) {
-    std::optional<double> a = value(lhs), b = value(rhs);
+  if (isKnownNumber(lhs) && isKnownNumber(rhs)) {
+    std::optional<double> a = numberValue(lhs), b = numberValue(rhs);
     std::optional<double> folded;
     if (a && b)
       folded = compare(expr.op, *a, *b) ? 1.0 : 0.0;
-    ValueType constant = ValueType::floatConstant(folded);
-    constant.isConstant = true;
-    return constant;
+    return ValueType::floatConstant(folded);
   }
-  result.intValue.reset();
-  result.floatValue.reset();
-  result.isConstant = false;
-  if (result.elem == ElemType::WeakInt)
-    result.elem = ElemType::WeakFloat;
-  return result;
+  return runtimeFloat(std::move(result));
+}
+
+bool gnnc::sema::isKnownNumber(const ValueType &t) {
+  return t.isScalar() && t.domain == Domain::Dense &&
+         (t.isConstant || t.isIntConstant());
+}
+
+std::optional<double> gnnc::sema::numberValue(const ValueType &t) {
+  if (t.floatValue)
+    return t.floatValue;
+  if (t.intValue)
+    if (std::optional<int64_t> c = t.intValue->getConstant())
+      return static_cast<double>(*c);
+  return std::nullopt;
+}
+
+ValueType gnnc::sema::runtimeFloat(ValueType t) {
+  t.intValue.reset();
+  t.floatValue.reset();
+  t.isConstant = false;
+  if (t.elem == ElemType::WeakInt)
+    t.elem = ElemType::WeakFloat;
+  return t;
 }
 
 bool gnnc::sema::compare(BinaryOp op, double a, double b) {
