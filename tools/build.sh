@@ -4,6 +4,11 @@
 #   tools/build.sh            Release build with gcc in build/ (build/bin/gnnc)
 #   tools/build.sh asan       clang-19 ASan+UBSan build with the fuzzer in build-asan/
 #
+# The ASan+UBSan build compiles at -O1 with line tables only (what the
+# sanitizers' reports need, in less time than -O2 -g) and leaves out
+# gnnc-cuda-emu-tests (GNNC_EXEC_CUDA_EMU=OFF: the Release build runs the
+# generated CUDA on the host emulation; the C++ printer's modules run here).
+#
 # Extra arguments after the mode go to the CMake configure step. Set
 # GNNC_WERROR=ON in the environment to turn warnings into errors (CI does).
 # GNNC_BUILD_TESTS=OFF builds gnnc, its tools and runtime libraries only
@@ -50,6 +55,9 @@ case "$mode" in
     fresh_if_mismatch "$builddir" clang++-19
     CC=clang-19 CXX=clang++-19 cmake -S . -B "$builddir" -G Ninja \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
+      "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
+      -DGNNC_EXEC_CUDA_EMU=OFF \
       -DGNNC_ENABLE_ASSERTIONS=ON \
       -DGNNC_SANITIZERS=address,undefined \
       -DGNNC_BUILD_FUZZER=ON \

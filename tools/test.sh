@@ -17,7 +17,8 @@
 #      install ./python, tests/python, PyG's GCN and GAT scripts with gnnc's
 #      layers against gnnc-train on Cora)
 #   5. clang-19 ASan+UBSan build with the fuzzer in build-asan/, unit + lit
-#      tests (+ fuzzer seed replay) on it
+#      tests (+ fuzzer seed replay) on it (all but the CUDA emulation's
+#      suite, which step 3 runs: tools/build.sh)
 #   6. 40 s of fuzzing the front end, then 10 s each of the --define,
 #      .npy, .gnnd, dataset-folder and text-loader fuzzers (tools/fuzz runs
 #      them as long as asked: tools/fuzz --seconds N)
