@@ -5,6 +5,7 @@
         --width F --graph DIR --nodes N --mode infer|train|epoch
         [--warmup W] [--min-reps R] [--max-reps R] [--min-time S]
         [--max-time S] [--threads T] [--seed S] [--compile]
+        [--device cuda [--kernels STEPS]]
     /usr/bin/python3 tools/benchmarks/anchor.py --probe
 
 Any Python with torch runs it: tools/bench runs Debian's PyTorch 1.13 with
@@ -17,6 +18,12 @@ does not include that.
 hyper-parameters bench.py's LAYERS names) through gnnc.torch (python/,
 docs/python.md), called as PyG's is: it needs GNNC_PREFIX (an installed
 gnnc) and python/ on PYTHONPATH.
+
+--kernels STEPS (with --device cuda) profiles STEPS more steps after the
+timed ones with torch.profiler and adds "kernels" to the result: each CUDA
+kernel and copy by name, its count per step and its device time per step in
+microseconds, largest first. Under Nsight Compute (ncu --profile-from-start
+off) the first of those steps is the one between cudaProfilerStart and Stop.
 
 Prints one JSON object on stdout, with the same fields as gnnc-bench: the
 time of every timed repetition and their median, the process's CPU time of
@@ -252,8 +259,9 @@ def run(args):
     dev = torch.device(args.device)
     if dev.type == "cuda":
         result["device_name"] = torch.cuda.get_device_name(dev)
-        if impl not in ("pyg", "gnnc-torch"):
-            raise ValueError("--device cuda runs pyg and gnnc-torch only")
+        if impl not in ("pyg", "pyg-sparse", "gnnc-torch"):
+            raise ValueError("--device cuda runs pyg, pyg-sparse (cuSPARSE) "
+                             "and gnnc-torch only")
         if args.mode == "epoch":
             raise ValueError("--device cuda times layers, not epochs")
         edge_index = edge_index.to(dev)
@@ -264,7 +272,8 @@ def run(args):
     elif impl == "pyg-sparse":
         src, dst = edge_index[0], edge_index[1]
         adj = torch.sparse_coo_tensor(torch.stack([dst, src]),
-                                      torch.ones(E), (N, N)).coalesce()
+                                      torch.ones(E, device=dev),
+                                      (N, N)).coalesce()
         graph = adj.to_sparse_csr()
         del adj, src, dst
         result["nnz"] = int(graph.values().numel())
@@ -297,10 +306,17 @@ def run(args):
             def layer_fn():
                 # What MessagePassing does on CPU without torch_scatter.
                 msg = x.index_select(0, src)
-                return torch.zeros(N, F, dtype=x.dtype).index_add_(0, dst, msg)
+                return torch.zeros(N, F, dtype=x.dtype,
+                                   device=dev).index_add_(0, dst, msg)
         elif impl == "pyg-sparse":
+            # On CUDA, cuSPARSE's SpMM (torch.sparse.mm of a CSR tensor).
             def layer_fn():
                 return torch.sparse.mm(graph, x)
+        elif impl == "gnnc-torch":
+            agg = build_layer(impl, args.layer, F).to(dev)
+
+            def layer_fn():
+                return agg(x, graph)
         else:
             def layer_fn():
                 return dgl.ops.copy_u_sum(graph, x)
@@ -367,12 +383,38 @@ def run(args):
     times = timed(args, fn)
     if dev.type == "cuda":
         result["cuda_peak_allocated_bytes"] = torch.cuda.max_memory_allocated(dev)
+        if args.kernels:
+            result["kernels"] = kernel_profile(torch, fn, args.kernels)
     result["rss_peak_bytes"] = proc_status("VmHWM")
     out = last["out"].detach()
     result["out_shape"] = list(out.shape)
     result["checksum"] = float(out.double().sum())
     result["finite"] = bool(torch.isfinite(out).all())
     return finish(result, times, args)
+
+
+def kernel_profile(torch, fn, steps):
+    """Device time per kernel over `steps` calls of fn, per step."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.profiler.start()
+    fn()
+    torch.cuda.profiler.stop()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            fn()
+    rows = {}
+    for ev in prof.events():
+        dev_type = str(getattr(ev, "device_type", ""))
+        if "CUDA" not in dev_type:
+            continue
+        t = ev.time_range.elapsed_us()
+        r = rows.setdefault(ev.name, [0, 0.0])
+        r[0] += 1
+        r[1] += t
+    out = [{"name": k, "count": c / steps, "us": t / steps}
+           for k, (c, t) in rows.items()]
+    out.sort(key=lambda r: -r["us"])
+    return out
 
 
 def run_epoch(args, graph, result, t_setup):
@@ -468,6 +510,9 @@ def main():
     p.add_argument("--device", default="cpu",
                    help="cpu, or cuda (pyg and gnnc-torch; times end at "
                         "torch.cuda.synchronize)")
+    p.add_argument("--kernels", type=int, default=0,
+                   help="with --device cuda: profile this many more steps "
+                        "and report the device time per kernel")
     p.add_argument("--compile", action="store_true",
                    help="torch.compile the layer (PyTorch 2.x)")
     args = p.parse_args()

@@ -2482,13 +2482,78 @@ def gpu_results(folder):
             run["median_s"] = statistics.median(r["times_s"])
         runs.append(run)
     note, reading = folder / "note.md", folder / "reading.md"
+    profile = []
+    prof = folder / "profile.jsonl"
+    for line in (prof.read_text().splitlines() if prof.exists() else []):
+        r = json.loads(line)
+        keep = {k: r.get(k) for k in ("graph", "layer", "mode", "impl", "ok", "N",
+                                      "E", "nnz", "device_name", "error",
+                                      "kernels", "variant")}
+        keep["kernels"] = (keep.get("kernels") or [])[:12]
+        if r.get("ok"):
+            keep["median_s"] = statistics.median(r["times_s"])
+        profile.append(keep)
+    copy = folder / "copy.json"
+    ncu = {}
+    for f in sorted(folder.glob("ncu-*.csv")):
+        ncu[f.stem[len("ncu-"):]] = ncu_rows(f)
+    profile_note = folder / "profile.md"
     return {"note": note.read_text().strip() if note.exists() else "",
             "reading": reading.read_text().strip() if reading.exists() else "",
+            "profile_note": (profile_note.read_text().strip()
+                             if profile_note.exists() else ""),
             "date_utc": (env.splitlines() or ["?"])[0],
             "machine": machine,
-            "device": next((r["device_name"] for r in runs if r.get("device_name")),
-                           None),
-            "checks": checks, "runs": runs}
+            "device": next((r["device_name"] for r in runs + profile
+                            if r.get("device_name")), None),
+            "checks": checks, "runs": runs, "profile": profile,
+            "copy": json.loads(copy.read_text()) if copy.exists() else None,
+            "ncu": ncu}
+
+
+NCU_METRICS = {
+    "gpu__time_duration.sum": "time_ns",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram_pct",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed": "sm_pct",
+    "sm__warps_active.avg.pct_of_peak_sustained_active": "occupancy_pct",
+    "launch__registers_per_thread": "registers",
+    "lts__t_sector_hit_rate.pct": "l2_hit_pct",
+    "dram__bytes_read.sum": "dram_read_bytes",
+    "launch__grid_size": "grid",
+    "launch__block_size": "block",
+}
+
+
+def ncu_rows(path):
+    """The kernels of an Nsight Compute --csv --page raw log: name and the
+    metrics of NCU_METRICS, in launch order."""
+    import csv
+    lines = [l for l in path.read_text().splitlines() if l.startswith('"')]
+    rows = list(csv.reader(lines))
+    if len(rows) < 3:
+        return []
+    col = {h: i for i, h in enumerate(rows[0])}
+    out = []
+    for r in rows[2:]:
+        k = {"name": r[col["Kernel Name"]]}
+        for metric, key in NCU_METRICS.items():
+            if metric in col:
+                try:
+                    k[key] = float(r[col[metric]].replace(",", ""))
+                except ValueError:
+                    k[key] = None
+        out.append(k)
+    return out
+
+
+def short_kernel(name):
+    """A kernel's name without namespaces and template arguments."""
+    name = re.sub(r"\(anonymous namespace\)::|<unnamed>::", "", name)
+    name = re.sub(r"\(.*", "", name)
+    name = re.sub(r"^void ", "", name)
+    name = re.sub(r"<.*", "", name)
+    name = name.split("::")[-1]
+    return name if len(name) <= 40 else name[:37] + "..."
 
 
 def gpu_cases(d):
@@ -2566,6 +2631,9 @@ def gpu_section(d, made):
     cases = gpu_cases(d)
     if cases:
         w("### gnnc from PyTorch against PyG, on the GPU\n")
+        if d.get("runs_from"):
+            w("These timings are of an earlier run (%s), before the checks "
+              "above.\n" % d["runs_from"])
         w("`tools/benchmarks/anchor.py --device cuda`: the layers of the "
           "section \"From PyTorch\" (dsl-examples' GCN, GAT with 8 heads and "
           "GraphSAGE-mean through `gnnc.torch`; PyG's GCNConv, GATConv and "
@@ -2582,7 +2650,7 @@ def gpu_section(d, made):
             a, b = gpu_median(d, c, "gnnc-torch"), gpu_median(d, c, "pyg")
             peak = {r["impl"]: r.get("cuda_peak_allocated_bytes")
                     for r in d["runs"] if (r["graph"], r["layer"], r["mode"]) == c}
-            rows.append([c[0], LAYER_TITLES_GPU.get(c[1], c[1]),
+            rows.append([c[0], layer_title(c[1]),
                          MODE_TITLES.get(c[2], c[2]),
                          ftime(a) if a else "-", ftime(b) if b else "-",
                          fratio(b / a) if a and b else "-",
@@ -2602,10 +2670,111 @@ def gpu_section(d, made):
                 "%s %s %s %s (%s)" % (r["graph"], r["layer"], r["mode"], r["impl"],
                                       (r.get("error") or "not run")[:80])
                 for r in missing))
+    if d.get("profile"):
+        gpu_profile_section(d, w)
     return "\n".join(L)
 
 
-LAYER_TITLES_GPU = {"gcn": "GCN", "gat8": "GAT, 8 heads", "sage_mean": "GraphSAGE mean"}
+def profile_impl(r):
+    """The implementation of a profiled case, with its variant."""
+    name = {"gnnc-torch": "gnnc", "pyg-sparse": "cuSPARSE", "pyg": "PyG"}.get(
+        r["impl"], r["impl"])
+    if r.get("variant") == "unroll-1":
+        return name + ", one edge at a time"
+    return name + (", " + r["variant"] if r.get("variant") else "")
+
+
+def gpu_profile_section(d, w):
+    """Where the GPU time goes: tools/gpu-check.sh --profile."""
+    prof = [r for r in d["profile"] if r.get("ok")]
+    w("### Where the time goes\n")
+    w("`tools/gpu-check.sh --profile` on the %s. Device times per kernel come "
+      "from `torch.profiler` over 3 steps after the timed ones "
+      "(`anchor.py --kernels 3`); the counters, from Nsight Compute over one "
+      "step.\n" % (prof[0].get("device_name") if prof else "GPU"))
+    if d.get("profile_note"):
+        w(d["profile_note"] + "\n")
+    copy = d.get("copy")
+    agg = [r for r in prof if r["layer"] == "gcn_agg"]
+    if agg:
+        w("**The aggregation alone** (`out[v] = sum of x[u]` over the in-edges, "
+          "F = 64, float32): gnnc's kernel of `tools/benchmarks/aggregate.gnn` "
+          "through gnnc.torch against cuSPARSE's SpMM (`torch.sparse.mm` of a "
+          "CSR tensor; cuSPARSE's CSR has the repeated edges of R-MAT merged, "
+          "`nnz` below `E`). The kernel column is the device time of the "
+          "aggregation's kernels alone. The minimum bytes are the CSR read "
+          "once (int64 offsets, int32 columns as gnnc's device graph holds "
+          "them), `x` read once and `out` written once; the fraction is of "
+          "the device's copy bandwidth%s.\n" % (
+              " (%.0f GB/s: `torch`'s `copy_` of 1 GiB, read plus write)"
+              % copy["GBps"] if copy else ""))
+        rows = []
+        for r in agg:
+            kern = sum(k["us"] for k in r.get("kernels") or []) * 1e-6
+            N, E = r["N"], r["E"]
+            minimum = 8 * (N + 1) + 4 * E + 2 * 4 * N * 64
+            bw = minimum / kern if kern else None
+            rows.append([r["graph"], profile_impl(r),
+                         "%d" % (r.get("nnz") or E), ftime(r["median_s"]),
+                         ftime(kern) if kern else "-",
+                         "%.0f GB/s" % (bw / 1e9) if bw else "-",
+                         "%.0f %%" % (100 * bw / (copy["GBps"] * 1e9))
+                         if bw and copy else "-"])
+        w(table(["graph", "implementation", "edges", "median, call",
+                 "kernels", "minimum bytes / kernel time", "of copy bandwidth"],
+                rows, ["l", "l", "r", "r", "r", "r", "r"]))
+        w("")
+    steps = [r for r in prof if r["layer"] != "gcn_agg"]
+    if steps:
+        w("**Training steps** (forward and backward, F = 64): the kernels that "
+          "take 90 % of the device time, per step.\n")
+        rows = []
+        for r in steps:
+            ks = r.get("kernels") or []
+            total = sum(k["us"] for k in ks)
+            acc = 0.0
+            shown = []
+            for k in ks:
+                if acc >= 0.9 * total or len(shown) >= 6:
+                    break
+                acc += k["us"]
+                shown.append("%s %s%s" % (short_kernel(k["name"]),
+                                          ftime(k["us"] * 1e-6),
+                                          " (x%g)" % k["count"] if k["count"] != 1
+                                          else ""))
+            rows.append([r["graph"], layer_title(r["layer"]),
+                         profile_impl(r), ftime(r["median_s"]),
+                         ftime(total * 1e-6), "; ".join(shown)])
+        w(table(["graph", "layer", "implementation", "median, step",
+                 "device time", "largest kernels"],
+                rows, ["l", "l", "l", "r", "r", "l"]))
+        w("")
+    for layer, kernels in (d.get("ncu") or {}).items():
+        own = [k for k in kernels if "aggregate" in k["name"]]
+        if not own:
+            continue
+        w("**Nsight Compute, gnnc's aggregation kernels of one %s training "
+          "step** on rmat-17:\n" % layer_title(layer))
+        rows = [[short_kernel(k["name"]), ftime((k.get("time_ns") or 0) * 1e-9),
+                 "%.2f %%" % k["dram_pct"] if k.get("dram_pct") is not None else "-",
+                 "%.2f %%" % k["sm_pct"] if k.get("sm_pct") is not None else "-",
+                 "%.0f %%" % k["occupancy_pct"]
+                 if k.get("occupancy_pct") is not None else "-",
+                 "%.0f %%" % k["l2_hit_pct"] if k.get("l2_hit_pct") is not None else "-",
+                 "%d" % k["registers"] if k.get("registers") else "-"]
+                for k in own]
+        w(table(["kernel", "time", "DRAM throughput (of peak)",
+                 "SM throughput (of peak)", "warps active (of peak)", "L2 hit rate",
+                 "registers per thread"],
+                rows, ["l", "r", "r", "r", "r", "r", "r"]))
+        w("")
+
+
+def layer_title(layer):
+    """A layer's title, from bench.py's LAYERS (imported here: bench.py
+    imports this module when it writes the doc)."""
+    from bench import LAYERS
+    return LAYERS[layer]["title"] if layer in LAYERS else layer
 
 
 def update_gpu(folder, doc, assets):
@@ -2615,6 +2784,16 @@ def update_gpu(folder, doc, assets):
     d = gpu_results(folder)
     assets = pathlib.Path(assets)
     assets.mkdir(parents=True, exist_ok=True)
+    # A run without timings (--no-bench) keeps the timings of the run before
+    # it, which the section dates.
+    old = assets / GPU_JSON
+    if not d["runs"] and old.exists():
+        prev = json.loads(old.read_text())
+        d["runs"] = prev.get("runs", [])
+        d["runs_from"] = prev.get("runs_from") or "%s, %s" % (
+            prev.get("device") or "GPU", prev.get("date_utc", "?"))
+        if not d.get("reading"):
+            d["reading"] = prev.get("reading", "")
     (assets / GPU_JSON).write_text(json.dumps(d, indent=1) + "\n")
     doc = pathlib.Path(doc)
     text = doc.read_text() if doc.exists() else "# Benchmarks\n"

@@ -802,7 +802,14 @@ LogicalResult KernelPrinter::printEdges(gnnk::ForEdgesOp loop) {
   bool needE = !loop.getEdge().use_empty();
   w->line("const int64_t begin = g.ptr[" + v + "], end = g.ptr[" + v +
           " + 1];");
+  // Unrolled by rt::cuda::kEdgeUnroll (Kernel.cuh): without it, a lane
+  // group waits for each edge's gathered row before it asks for the next
+  // one's, and a long row (a hub of a power-law graph) leaves the kernel
+  // waiting on memory latency. The edges are still folded in their order.
+  const char *unroll = "#pragma unroll rt::cuda::kEdgeUnroll // several "
+                       "edges' gathers in flight";
   if (plan.lanes == 1) {
+    w->directive(unroll);
     w->line("for (int64_t at = begin; at < end; ++at) {");
     w->indent();
     if (needE)
@@ -821,6 +828,7 @@ LogicalResult KernelPrinter::printEdges(gnnk::ForEdgesOp loop) {
       w->line("const int lane_u = mine < end ? g.nbr[mine] : 0;");
     w->line("const int count = end - base < kLanes ? static_cast<int>(end - "
             "base) : kLanes;");
+    w->directive(unroll);
     w->line("for (int t = 0; t < count; ++t) {");
     w->indent();
     if (needE)

@@ -26,7 +26,19 @@
 
 #include <cstdint>
 
+/// How many iterations of an edge loop a generated kernel unrolls
+/// (`#pragma unroll rt::cuda::kEdgeUnroll`), so that the gathers of that
+/// many edges are in flight at once; the edges are still summed in their
+/// order. 1 waits for each edge's row before asking for the next one's.
+/// Compile with -DGNNC_EDGE_UNROLL=N to change it.
+#ifndef GNNC_EDGE_UNROLL
+#define GNNC_EDGE_UNROLL 4
+#endif
+
 namespace gnnc::rt::cuda {
+
+static_assert(GNNC_EDGE_UNROLL >= 1, "GNNC_EDGE_UNROLL must be at least 1");
+inline constexpr int kEdgeUnroll = GNNC_EDGE_UNROLL;
 
 /// Threads per block of the generated kernels (fewer when a kernel's
 /// shared scratch rows allow fewer vertex groups per block).
