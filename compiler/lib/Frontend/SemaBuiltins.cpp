@@ -116,17 +116,16 @@ ValueType Checker::checkBuiltin(CallExpr &call, StringRef name) {
     BuiltinArgs args = matchArgs(call, {"condition", "x", "y"}, 3, name, diags);
     if (!args.ok)
       return ValueType::error();
-    std::optional<ValueType> c = requireTensor(*args.slots[0]);
-    std::optional<ValueType> x = requireTensor(*args.slots[1]);
-    std::optional<ValueType> y = requireTensor(*args.slots[2]);
-    if (!c || !x || !y)
+    std::optional<ValueType> operands[3];
+    for (int i = 0; i < 3; ++i)
+      operands[i] = requireTensor(*args.slots[i]);
+    if (!operands[0] || !operands[1] || !operands[2])
       return ValueType::error();
     for (int i = 0; i < 3; ++i)
-      if (!requireFloat(i == 0   ? *c
-                        : i == 1 ? *x
-                                 : *y,
-                        name, args.slots[i]->getLoc()))
+      if (!requireFloat(*operands[i], name, args.slots[i]->getLoc()))
         return ValueType::error();
+    const std::optional<ValueType> &c = operands[0], &x = operands[1],
+                                   &y = operands[2];
     ValueType values = elementwise(*x, *y, loc);
     if (values.isError())
       return values;
@@ -151,7 +150,10 @@ ValueType Checker::checkBuiltin(CallExpr &call, StringRef name) {
     if (!simpleUnary && args.slots[1] &&
         !constantNumber(*args.slots[1], second, name))
       return ValueType::error();
+    // Of a number too (sqrt(out_dim)): the result is a float.
     ValueType result = concretize(*x);
+    if (result.elem == ElemType::WeakInt)
+      result.elem = ElemType::F32;
     return result;
   }
 

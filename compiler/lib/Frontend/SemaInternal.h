@@ -269,9 +269,6 @@ struct BuiltinArgs {
 BuiltinArgs matchArgs(CallExpr &call, llvm::ArrayRef<StringRef> names,
                       size_t required, StringRef fn, DiagnosticEngine &diags);
 
-/// `a op b` for a comparison `op` (BinaryOp::Lt ... Ne) of two numbers.
-bool compare(BinaryOp op, double a, double b);
-
 /// Whether `t` is a number known at compile time (a dense scalar constant).
 bool isKnownNumber(const ValueType &t);
 /// The value of such a number, when it is known (a float or an integer).

@@ -191,7 +191,7 @@ ValueType Checker::checkComparison(BinaryExpr &expr, const ValueType &lhs,
     std::optional<double> a = numberValue(lhs), b = numberValue(rhs);
     std::optional<double> folded;
     if (a && b)
-      folded = compare(expr.op, *a, *b) ? 1.0 : 0.0;
+      folded = compareNumbers(expr.op, *a, *b) ? 1.0 : 0.0;
     return ValueType::floatConstant(folded);
   }
   return runtimeFloat(std::move(result));
@@ -218,25 +218,6 @@ ValueType gnnc::sema::runtimeFloat(ValueType t) {
   if (t.elem == ElemType::WeakInt)
     t.elem = ElemType::WeakFloat;
   return t;
-}
-
-bool gnnc::sema::compare(BinaryOp op, double a, double b) {
-  switch (op) {
-  case BinaryOp::Lt:
-    return a < b;
-  case BinaryOp::Le:
-    return a <= b;
-  case BinaryOp::Gt:
-    return a > b;
-  case BinaryOp::Ge:
-    return a >= b;
-  case BinaryOp::Eq:
-    return a == b;
-  case BinaryOp::Ne:
-    return a != b;
-  default:
-    return false;
-  }
 }
 
 //===----------------------------------------------------------------------===//

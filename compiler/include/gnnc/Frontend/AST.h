@@ -147,6 +147,26 @@ enum class BinaryOp {
 };
 /// Whether `op` is one of the comparisons.
 inline bool isComparison(BinaryOp op) { return op >= BinaryOp::Lt; }
+/// `a op b` for a comparison `op` (false for any other op): what folding
+/// two numbers gives, in Sema and in the lowering alike.
+inline bool compareNumbers(BinaryOp op, double a, double b) {
+  switch (op) {
+  case BinaryOp::Lt:
+    return a < b;
+  case BinaryOp::Le:
+    return a <= b;
+  case BinaryOp::Gt:
+    return a > b;
+  case BinaryOp::Ge:
+    return a >= b;
+  case BinaryOp::Eq:
+    return a == b;
+  case BinaryOp::Ne:
+    return a != b;
+  default:
+    return false;
+  }
+}
 llvm::StringRef getBinaryOpSpelling(BinaryOp op);
 
 struct BinaryExpr : Expr {

@@ -574,19 +574,9 @@ std::optional<Const> MLIRGenImpl::evalConst(const Expr &expr, const HEnv &env) {
       }
     }
     double a = l->asDouble(), c = r->asDouble();
+    if (isComparison(b->op))
+      return Const{true, 0, compareNumbers(b->op, a, c) ? 1.0 : 0.0};
     switch (b->op) {
-    case BinaryOp::Lt:
-      return Const{true, 0, a < c ? 1.0 : 0.0};
-    case BinaryOp::Le:
-      return Const{true, 0, a <= c ? 1.0 : 0.0};
-    case BinaryOp::Gt:
-      return Const{true, 0, a > c ? 1.0 : 0.0};
-    case BinaryOp::Ge:
-      return Const{true, 0, a >= c ? 1.0 : 0.0};
-    case BinaryOp::Eq:
-      return Const{true, 0, a == c ? 1.0 : 0.0};
-    case BinaryOp::Ne:
-      return Const{true, 0, a != c ? 1.0 : 0.0};
     case BinaryOp::Add:
       return Const{true, 0, a + c};
     case BinaryOp::Sub:
@@ -1407,7 +1397,16 @@ Value MLIRGenImpl::lowerWhere(const Expr &cond, const Expr &x, const Expr &y,
   }
   if (!elem)
     elem = builder.getF32Type();
+  // A branch of constant 0 drops its term (below): it is not materialised.
+  auto isZero = [&](const Expr &e) {
+    std::optional<Const> c =
+        isWeakScalar(e) ? evalConst(e, fn->env) : std::nullopt;
+    return c && c->asDouble() == 0.0;
+  };
+  bool keepX = !isZero(x), keepY = !isZero(y) || !keepX;
   for (size_t i = 0; i < exprs.size(); ++i) {
+    if ((i == 1 && !keepX) || (i == 2 && !keepY))
+      continue;
     if (!values[i])
       values[i] = weakScalar(*exprs[i], elem);
     if (!values[i])
@@ -1423,15 +1422,10 @@ Value MLIRGenImpl::lowerWhere(const Expr &cond, const Expr &x, const Expr &y,
   for (const Expr *e : exprs)
     if (e->type && e->type->domain == Domain::Edge)
       direction = e->type->direction;
-  auto isZero = [&](const Expr &e) {
-    std::optional<Const> c =
-        isWeakScalar(e) ? evalConst(e, fn->env) : std::nullopt;
-    return c && c->asDouble() == 0.0;
-  };
   Value picked, other;
-  if (!isZero(x))
+  if (keepX)
     picked = binary(g::BinaryFn::mask, values[0], values[1], l, direction);
-  if (!isZero(y) || !picked) {
+  if (keepY) {
     Value notCond = binary(g::BinaryFn::eq, values[0], constant(0.0, elem, l),
                            l, direction);
     other = binary(g::BinaryFn::mask, notCond, values[2], l, direction);
@@ -1551,7 +1545,9 @@ Value MLIRGenImpl::lowerBuiltin(const CallExpr &call, llvm::StringRef name) {
     return lowerWhere(*argExpr(0, "condition"), *argExpr(1, "x"),
                       *argExpr(2, "y"), l);
   case BuiltinKind::Unary: {
-    Value x = lower(*first);
+    // Of a number (sqrt(out_dim)): an f32 scalar, as Sema types it.
+    Value x = isWeakScalar(*first) ? weakScalar(*first, builder.getF32Type())
+                                   : lower(*first);
     if (!x)
       return nullptr;
     mlir::FloatAttr alpha;

@@ -68,8 +68,7 @@ bool isNonDifferentiable(Operation *op) {
           ReduceSelectOp>(op))
     return true;
   if (auto b = dyn_cast<BinaryOp>(op))
-    return b.getFn() == BinaryFn::gt || b.getFn() == BinaryFn::ge ||
-           b.getFn() == BinaryFn::eq || b.getFn() == BinaryFn::ne;
+    return isComparison(b.getFn());
   return false;
 }
 
@@ -389,7 +388,7 @@ LogicalResult Differentiator::vjpBinary(BinaryOp op, Value dy) {
     if (needR)
       cr = mul(dy, at(BinaryFn::mul, y, unary(UnaryFn::log, l)));
     break;
-  case BinaryFn::gt:
+  case BinaryFn::gt: // isComparison: never active (isNonDifferentiable)
   case BinaryFn::ge:
   case BinaryFn::eq:
   case BinaryFn::ne:

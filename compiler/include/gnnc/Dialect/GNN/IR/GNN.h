@@ -84,6 +84,12 @@ inline bool isFloatTensor(mlir::Value v) {
   auto t = mlir::dyn_cast<DomainTensorType>(v.getType());
   return t && mlir::isa<mlir::FloatType>(t.getElementType());
 }
+
+/// Whether `fn` compares (1 or 0: it has no gradient).
+inline bool isComparison(BinaryFn fn) {
+  return fn == BinaryFn::gt || fn == BinaryFn::ge || fn == BinaryFn::eq ||
+         fn == BinaryFn::ne;
+}
 } // namespace gnnc::gnn
 
 #endif // GNNC_DIALECT_GNN_IR_GNN_H
