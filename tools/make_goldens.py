@@ -103,6 +103,8 @@ def install():
 # --------------------------------------------------------------------------
 
 SMALL_N, SMALL_F = 12, 5
+# The second graph of the library's cases (power_graph).
+POWER_N, POWER_E = 40, 160
 REF_TOL = 1e-10     # PyG vs the numpy model of the dsl semantics
 GRAD_NOTE = ("torch autograd (float64) of L = sum(cotangent * out) through "
              "the exact PyG computation that produced expected/out.npy; "
@@ -118,9 +120,15 @@ def generate(out_dir, cora_dir):
     import numpy as np
     import torch
     import torch_geometric
-    from torch_geometric.nn import (APPNP, GATConv, GCN2Conv, GCNConv,
-                                    GINConv, GraphConv, LEConv, LGConv,
-                                    SAGEConv, SGConv, SimpleConv, SSGConv)
+    from torch_geometric.nn import (APPNP, AGNNConv, CGConv, EdgeConv,
+                                    FAConv, GATConv, GCN2Conv, GCNConv,
+                                    FiLMConv, GeneralConv, GINConv, GINEConv,
+                                    GMMConv,
+                                    GraphConv, LEConv, LGConv, NNConv,
+                                    PointNetConv, ResGatedGraphConv,
+                                    SAGEConv, SGConv, SimpleConv, SSGConv,
+                                    SuperGATConv, TransformerConv,
+                                    WLConvContinuous)
     from torch_geometric.utils import add_self_loops, scatter
 
     torch.set_default_dtype(torch.float64)
@@ -138,7 +146,13 @@ def generate(out_dir, cora_dir):
               SAGEConv=SAGEConv, GINConv=GINConv, APPNP=APPNP,
               SimpleConv=SimpleConv, LGConv=LGConv, SGConv=SGConv,
               SSGConv=SSGConv, GraphConv=GraphConv, LEConv=LEConv,
-              GCN2Conv=GCN2Conv)
+              GCN2Conv=GCN2Conv, ResGatedGraphConv=ResGatedGraphConv,
+              AGNNConv=AGNNConv, FAConv=FAConv, TransformerConv=TransformerConv,
+              CGConv=CGConv, GINEConv=GINEConv,
+              WLConvContinuous=WLConvContinuous, EdgeConv=EdgeConv,
+              NNConv=NNConv, GMMConv=GMMConv, PointNetConv=PointNetConv,
+              GeneralConv=GeneralConv, SuperGATConv=SuperGATConv,
+              FiLMConv=FiLMConv)
 
     def rng_for(name):
         return np.random.default_rng(zlib.crc32(name.encode()))
@@ -312,7 +326,7 @@ def generate(out_dir, cora_dir):
             else:
                 save(d / f"{k}.npy", v, np.float64)
                 in_field[k] = f"{k}.npy"
-        if graph == "own":
+        if graph != "cora":
             # The graph as given, before any self-loops (see "self_loops").
             save(d / "edge_index.npy", ei, np.int64)
         for k, v in params.items():
@@ -336,6 +350,12 @@ def generate(out_dir, cora_dir):
             grad_field["omitted"] = grads["omitted"]
             if "tie_rule" in grads:
                 grad_field["tie_rule"] = grads["tie_rule"]
+            if "exact_zero" in grads:
+                grad_field["exact_zero"] = grads["exact_zero"]
+                grad_field["exact_zero_note"] = (
+                    "these gradients are 0 in exact arithmetic; autograd's "
+                    "float64 rounding noise (below 1e-12 of the largest "
+                    "gradient of the case) is stored as zeros")
             grad_field["definition"] = GRAD_NOTE
         meta = {
             "gnn": gnn,
@@ -378,6 +398,28 @@ def generate(out_dir, cora_dir):
     check_small(ei_s)
     n_s = SMALL_N
 
+    def power_graph():
+        """POWER_N vertices, POWER_E edges, power-law in-degrees: the
+        destination of an edge is vertex r with probability proportional to
+        (r + 1)^-1.3 (vertex 0 the hub), its source uniform; the last two
+        vertices have no in-edges. Repeated edges and self-loops are kept
+        as drawn."""
+        rng = np.random.default_rng(1117)
+        ranks = np.arange(POWER_N - 2)
+        p_ = (ranks + 1.0) ** -1.3
+        dst = rng.choice(ranks, size=POWER_E, p=p_ / p_.sum())
+        src = rng.integers(0, POWER_N, size=POWER_E)
+        ei = np.stack([src, dst]).astype(np.int64)
+        x = quant(rng.normal(0.0, 1.0, size=(POWER_N, SMALL_F)))
+        indeg = np.bincount(ei[1], minlength=POWER_N)
+        assert indeg[0] >= 40 and indeg[-1] == indeg[-2] == 0
+        assert np.any(ei[0] == ei[1])
+        assert len(set(map(tuple, ei.T))) < POWER_E
+        return ei, x
+
+    ei_p, x_p = power_graph()
+    n_p = POWER_N
+
     cora_dir = pathlib.Path(cora_dir)
     ei_c = np.load(cora_dir / "edge_index.npy")
     x_c = np.load(cora_dir / "x.npy").astype(np.float64)
@@ -391,7 +433,8 @@ def generate(out_dir, cora_dir):
     assert all((d, s) in fwd for s, d in fwd)
 
     def graph_args(kind, loops):
-        ei, x, n = (ei_s, x_s, n_s) if kind == "own" else (ei_c, x_c, n_c)
+        ei, x, n = {"own": (ei_s, x_s, n_s), "power": (ei_p, x_p, n_p),
+                    "cora": (ei_c, x_c, n_c)}[kind]
         used = with_loops(ei, n) if loops else ei
         return ei, x, n, used
 
@@ -447,6 +490,18 @@ def generate(out_dir, cora_dir):
                 g["inputs"][k] = res[k]
         for k in param_names:
             g["params"][k] = res[k]
+        # A gradient that vanishes in exact arithmetic (TransformerConv's key
+        # bias: the softmax over v's in-edges does not see q_v . b_key, the
+        # same for all of them) comes out of autograd as rounding noise:
+        # stored as zeros and listed, so that tests compare it absolutely.
+        arrays = [v for d in (g["inputs"], g["params"]) for v in d.values()]
+        scale = max((float(np.max(np.abs(v))) for v in arrays if v.size),
+                    default=0.0)
+        for d in (g["inputs"], g["params"]):
+            for k, v in d.items():
+                if v.size and 0 < np.max(np.abs(v)) <= 1e-12 * scale:
+                    d[k] = np.zeros_like(v)
+                    g.setdefault("exact_zero", []).append(k)
         return g
 
     def empty_rows(used, n):
@@ -941,14 +996,61 @@ def generate(out_dir, cora_dir):
         np.add.at(out, ei[1], msg)
         return out
 
+    def max_of(used, n, msg):
+        """Per destination, the elementwise maximum of its in-edges' rows of
+        msg [E, C]; 0 without in-edges (PyG's scatter max)."""
+        out = np.full((n,) + msg.shape[1:], -np.inf)
+        np.maximum.at(out, used[1], msg)
+        return np.where(np.isinf(out), 0.0, out)
+
+    def softmax_sum(used, n, sc, val):
+        """Per destination and head, the softmax of the scores sc [E, H]
+        over its in-edges weighting val [E, H, C]: [n, H, C]."""
+        dst = used[1]
+        m = np.full((n,) + sc.shape[1:], -np.inf)
+        np.maximum.at(m, dst, sc)
+        w_ = np.exp(sc - m[dst])
+        den = np.zeros_like(m)
+        np.add.at(den, dst, w_)
+        out = np.zeros((n,) + val.shape[1:])
+        np.add.at(out, dst, (w_ / den[dst])[..., None] * val)
+        return out
+
     def library_case(name, *, definition, gnn, hparams, loops, ctor, inputs,
                      params, pyg_params, call, pyg_forward, ref, notes):
         """One case of a library layer on the small graph. `params`: our
         arrays by name; `pyg_params(conv)`: {our name: (PyG tensor, map from
         our layout to PyG's, map of a PyG gradient back to ours)};
         `call(conv, tensors, eit)`: PyG's forward on the inputs (tensors by
-        name); `ref`: the numpy model of the .gnn semantics."""
-        ei, x, n, used = graph_args("own", loops)
+        name); `ref`: the numpy model of the .gnn semantics. Each case runs
+        twice: on the small graph, and as <name with _power for _small> on
+        the power-law graph, with inputs of the same kind drawn for it."""
+        library_graph_case(name, "own", definition=definition, gnn=gnn,
+                           hparams=hparams, loops=loops, ctor=ctor,
+                           inputs=inputs, params=params,
+                           pyg_params=pyg_params, call=call,
+                           pyg_forward=pyg_forward, ref=ref, notes=notes)
+        _, _, n_own, used_own = graph_args("own", loops)
+        _, _, n_pow, used_pow = graph_args("power", loops)
+        rng = rng_for(name + "/power")
+        power_inputs = {}
+        for k, v in inputs.items():
+            rows = {n_own: n_pow, used_own.shape[1]: used_pow.shape[1]}
+            assert v.shape[0] in rows, (k, v.shape)
+            power_inputs[k] = quant(rng.normal(
+                0.0, 1.0, size=(rows[v.shape[0]],) + v.shape[1:]))
+        assert "_small" in name, name
+        library_graph_case(name.replace("_small", "_power"), "power",
+                           definition=definition, gnn=gnn, hparams=hparams,
+                           loops=loops, ctor=ctor, inputs=power_inputs,
+                           params=params, pyg_params=pyg_params, call=call,
+                           pyg_forward=pyg_forward, ref=ref, notes=notes,
+                           same_layer_as=name)
+
+    def library_graph_case(name, kind, *, definition, gnn, hparams, loops,
+                           ctor, inputs, params, pyg_params, call,
+                           pyg_forward, ref, notes, same_layer_as=None):
+        ei, x, n, used = graph_args(kind, loops)
         conv = build(ctor)
         pmap = pyg_params(conv)
         for k, (t, to_pyg, _) in pmap.items():
@@ -969,11 +1071,17 @@ def generate(out_dir, cora_dir):
         er = empty_rows(used, n)
         if er:
             notes += f" Vertices without in-edges: {er}."
+        if same_layer_as:
+            notes += (" The power-law graph (power_graph in "
+                      "tools/make_goldens.py); the layer, hyper-parameters "
+                      "and parameters of " + same_layer_as + ".")
         write_case(name, gnn=gnn, definition=definition, hparams=hparams,
-                   graph="own", self_loops=loops, ei=ei, n=n, inputs=inputs,
+                   graph=kind, self_loops=loops, ei=ei, n=n, inputs=inputs,
                    params=params, expected={"out": out}, pyg=ctor,
                    pyg_forward=pyg_forward, notes=notes, checks=checks,
-                   grads=grads)
+                   grads=grads,
+                   extra={"same_layer_as": same_layer_as}
+                   if same_layer_as else None)
 
     def lin(conv_lin, bias=True):
         """A PyG Linear as our (W, b): W = weight.T."""
@@ -1117,6 +1225,459 @@ def generate(out_dir, cora_dir):
             pyg_forward="conv(x, x0, edge_index)", ref=g2_ref,
             notes="Parameter map: W (W1, W2) = weight1 (weight2) as they are "
                   "(PyG multiplies h @ weight1). depth is PyG's layer.")
+
+    Wk, Wq, Wv, Ws = (glorot(rngl, (F, O), F, O) for _ in range(4))
+    bk, bq, bv, bs = (small_vec(rngl, (O,)) for _ in range(4))
+
+    def rg_ref(used, n, x, W_key, b_key, W_query, b_query, W_value, b_value,
+               W_skip, b):
+        src, dst = used[0], used[1]
+        k, q = x @ W_key + b_key, x @ W_query + b_query
+        val = x @ W_value + b_value
+        out = np.zeros((n, O))
+        np.add.at(out, dst, val[src] / (1.0 + np.exp(-(k[dst] + q[src]))))
+        return out + x @ W_skip + b
+    library_case(
+        "resgatedgraphconv_small", definition="ResGatedGraphConv",
+        gnn="gnn/resgatedgraphconv.gnn", hparams={"in_dim": F, "out_dim": O},
+        loops=False, ctor=f"ResGatedGraphConv({F}, {O})", inputs={"x": x_s},
+        params={"W_key": Wk, "b_key": bk, "W_query": Wq, "b_query": bq,
+                "W_value": Wv, "b_value": bv, "W_skip": Ws, "b": bs},
+        pyg_params=lambda conv: {
+            "W_key": (conv.lin_key.weight, lambda a: a.T, transp),
+            "b_key": (conv.lin_key.bias, ident, ident),
+            "W_query": (conv.lin_query.weight, lambda a: a.T, transp),
+            "b_query": (conv.lin_query.bias, ident, ident),
+            "W_value": (conv.lin_value.weight, lambda a: a.T, transp),
+            "b_value": (conv.lin_value.bias, ident, ident),
+            "W_skip": (conv.lin_skip.weight, lambda a: a.T, transp),
+            "b": (conv.bias, ident, ident)},
+        call=lambda conv, t, e: conv(t["x"], e),
+        pyg_forward="conv(x, edge_index)", ref=rg_ref,
+        notes="Parameter map: W_key, b_key = lin_key; W_query, b_query = "
+              "lin_query; W_value, b_value = lin_value; W_skip = lin_skip "
+              "(no bias); b = bias; each W is the weight transposed.")
+
+    def agnn_ref(used, n, x, beta):
+        src, dst = used[0], used[1]
+        xn = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+        s_ = beta[0] * (xn[dst] * xn[src]).sum(1)
+        return softmax_sum(used, n, s_[:, None], x[src][:, None])[:, 0]
+    library_case(
+        "agnnconv_small_selfloops", definition="AGNNConv",
+        gnn="gnn/agnnconv.gnn", hparams={"dim": F}, loops=True,
+        ctor="AGNNConv(requires_grad=True, add_self_loops=False)",
+        inputs={"x": x_s}, params={"beta": np.array([1.7])},
+        pyg_params=lambda conv: {"beta": (conv.beta, ident, ident)},
+        call=lambda conv, t, e: conv(t["x"], e),
+        pyg_forward="conv(x, edge_index)", ref=agnn_ref,
+        notes="Parameter map: beta = beta (1.7 here; PyG and agnnconv.gnn "
+              "start it at 1).")
+
+    def split_rows(conv_lin, top, bottom, k):
+        """Two of our parameters that are the top and bottom rows of a PyG
+        Linear's weight transposed (the layer multiplies the two halves of
+        a concatenation separately): {name: (tensor, to PyG, back)}."""
+        whole = lambda _a: np.concatenate([top[1], bottom[1]]).T  # noqa: E731
+        return {top[0]: (conv_lin.weight, whole, lambda g_: g_.T[:k]),
+                bottom[0]: (conv_lin.weight, whole, lambda g_: g_.T[k:])}
+
+    att_l, att_r = glorot(rngl, (F, 1), F, 1), glorot(rngl, (F, 1), F, 1)
+    x0f = quant(rngl.normal(0.0, 1.0, size=(SMALL_N, F)))
+
+    def fa_ref(used, n, x, x0, att_l, att_r, eps=0.3):
+        src, dst = used[0], used[1]
+        w_ = np.tanh((x @ att_l)[src, 0] + (x @ att_r)[dst, 0])
+        return spread(used, x, w_ * sym_weight(used, n)) + eps * x0
+    library_case(
+        "faconv_small_selfloops", definition="FAConv", gnn="gnn/faconv.gnn",
+        hparams={"dim": F, "eps": 0.3}, loops=True,
+        ctor="FAConv(%d, eps=0.3, add_self_loops=False)" % F,
+        inputs={"x": x_s, "x0": x0f}, params={"att_l": att_l, "att_r": att_r},
+        pyg_params=lambda conv: {
+            "att_l": (conv.att_l.weight, lambda a: a.T, transp),
+            "att_r": (conv.att_r.weight, lambda a: a.T, transp)},
+        call=lambda conv, t, e: conv(t["x"], t["x0"], e),
+        pyg_forward="conv(x, x0, edge_index)", ref=fa_ref,
+        notes="Parameter map: att_l = att_l.weight.T, att_r = "
+              "att_r.weight.T (no biases). PyG's gcn_norm on the looped "
+              "graph (add_self_loops=False): in-degree at both ends.")
+
+    for concat in (True, False):
+        H = 3
+        tp = {}
+        for k_ in ("query", "key", "value"):
+            tp["W_" + k_] = glorot(rngl, (F, H * O), F, H * O)
+            tp["b_" + k_] = small_vec(rngl, (H * O,))
+        skip = H * O if concat else O
+        tp["W_skip"], tp["b_skip"] = (glorot(rngl, (F, skip), F, skip),
+                                      small_vec(rngl, (skip,)))
+
+        def tc_ref(used, n, x, concat=concat, **p_):
+            src, dst = used[0], used[1]
+            q = (x @ p_["W_query"] + p_["b_query"]).reshape(n, H, O)
+            k = (x @ p_["W_key"] + p_["b_key"]).reshape(n, H, O)
+            val = (x @ p_["W_value"] + p_["b_value"]).reshape(n, H, O)
+            sc = (q[dst] * k[src]).sum(-1) / np.sqrt(O)  # [E, H]
+            out = softmax_sum(used, n, sc, val[src])
+            out = out.reshape(n, H * O) if concat else out.mean(1)
+            return out + x @ p_["W_skip"] + p_["b_skip"]
+
+        def tc_params(conv):
+            m = {}
+            for k_ in ("query", "key", "value", "skip"):
+                lin_ = getattr(conv, "lin_" + k_)
+                m["W_" + k_] = (lin_.weight, lambda a: a.T, transp)
+                m["b_" + k_] = (lin_.bias, ident, ident)
+            return m
+        library_case(
+            "transformerconv_small" + ("" if concat else "_mean"),
+            definition="TransformerConv" if concat else "TransformerConvMean",
+            gnn="gnn/transformerconv.gnn",
+            hparams={"in_dim": F, "out_dim": O, "heads": H}, loops=False,
+            ctor="TransformerConv(%d, %d, heads=%d, concat=%s)" % (
+                F, O, H, concat),
+            inputs={"x": x_s}, params=tp, pyg_params=tc_params,
+            call=lambda conv, t, e: conv(t["x"], e),
+            pyg_forward="conv(x, edge_index)", ref=tc_ref,
+            notes="Parameter map: W_<k>, b_<k> = lin_<k>.weight.T, "
+                  "lin_<k>.bias for k in query, key, value, skip.")
+
+    cg = {"W_f_dst": glorot(rngl, (F, F), 2 * F, F),
+          "W_f_src": glorot(rngl, (F, F), 2 * F, F),
+          "b_f": small_vec(rngl, (F,)),
+          "W_s_dst": glorot(rngl, (F, F), 2 * F, F),
+          "W_s_src": glorot(rngl, (F, F), 2 * F, F),
+          "b_s": small_vec(rngl, (F,))}
+
+    def cg_ref(used, n, x, W_f_dst, W_f_src, b_f, W_s_dst, W_s_src, b_s):
+        src, dst = used[0], used[1]
+        f_ = x[dst] @ W_f_dst + x[src] @ W_f_src + b_f
+        s_ = x[dst] @ W_s_dst + x[src] @ W_s_src + b_s
+        sp = np.where(s_ > 20, s_, np.log1p(np.exp(np.minimum(s_, 20))))
+        out = np.zeros_like(x)
+        np.add.at(out, dst, sp / (1.0 + np.exp(-f_)))
+        return x + out
+    library_case(
+        "cgconv_small", definition="CGConv", gnn="gnn/cgconv.gnn",
+        hparams={"dim": F}, loops=False, ctor="CGConv(%d)" % F,
+        inputs={"x": x_s}, params=cg,
+        pyg_params=lambda conv: {
+            **split_rows(conv.lin_f, ("W_f_dst", cg["W_f_dst"]),
+                         ("W_f_src", cg["W_f_src"]), F),
+            "b_f": (conv.lin_f.bias, ident, ident),
+            **split_rows(conv.lin_s, ("W_s_dst", cg["W_s_dst"]),
+                         ("W_s_src", cg["W_s_src"]), F),
+            "b_s": (conv.lin_s.bias, ident, ident)},
+        call=lambda conv, t, e: conv(t["x"], e),
+        pyg_forward="conv(x, edge_index)", ref=cg_ref,
+        notes="Parameter map: [W_f_dst; W_f_src] = lin_f.weight.T (rows "
+              "0..dim multiply x_v, the rest x_u), b_f = lin_f.bias; the "
+              "same for W_s_*, b_s and lin_s.")
+
+    M = 6
+    ge = {"W1": glorot(rngl, (F, M), F, M), "b1": small_vec(rngl, (M,)),
+          "W2": glorot(rngl, (M, O), M, O), "b2": small_vec(rngl, (O,))}
+    ea = quant(rngl.normal(0.0, 1.0, size=(ei_s.shape[1], F)))
+
+    def gine_ref(used, n, x, edge_attr, W1, b1, W2, b2, eps=0.25):
+        out = np.zeros_like(x)
+        np.add.at(out, used[1], np.maximum(x[used[0]] + edge_attr, 0.0))
+        z = (1 + eps) * x + out
+        return np.maximum(z @ W1 + b1, 0.0) @ W2 + b2
+    library_case(
+        "gineconv_small", definition="GINEConv", gnn="gnn/gineconv.gnn",
+        hparams={"in_dim": F, "out_dim": O, "mlp_dim": M, "eps": 0.25},
+        loops=False,
+        ctor=("GINEConv(torch.nn.Sequential(torch.nn.Linear(%d, %d), "
+              "torch.nn.ReLU(), torch.nn.Linear(%d, %d)), eps=0.25)"
+              % (F, M, M, O)),
+        inputs={"x": x_s, "edge_attr": ea}, params=ge,
+        pyg_params=lambda conv: {
+            "W1": (conv.nn[0].weight, lambda a: a.T, transp),
+            "b1": (conv.nn[0].bias, ident, ident),
+            "W2": (conv.nn[2].weight, lambda a: a.T, transp),
+            "b2": (conv.nn[2].bias, ident, ident)},
+        call=lambda conv, t, e: conv(t["x"], e, t["edge_attr"]),
+        pyg_forward="conv(x, edge_index, edge_attr)", ref=gine_ref,
+        notes="Parameter map: W1 = nn[0].weight.T, b1 = nn[0].bias, W2 = "
+              "nn[2].weight.T, b2 = nn[2].bias; eps fixed. edge_attr has a "
+              "row per column of edge_index, in its order.")
+
+    library_case(
+        "wlconvcontinuous_small", definition="WLConvContinuous",
+        gnn="gnn/wlconvcontinuous.gnn", hparams={"dim": F}, loops=False,
+        ctor="WLConvContinuous()", inputs={"x": x_s}, params={},
+        pyg_params=lambda conv: {},
+        call=lambda conv, t, e: conv(t["x"], e),
+        pyg_forward="conv(x, edge_index)",
+        ref=lambda used, n, x: 0.5 * (x + spread(used, x) / np.maximum(
+            np.bincount(used[1], minlength=n), 1)[:, None]),
+        notes="No parameters. A vertex without in-edges averages its own "
+              "row with 0 (PyG's 1 / 0 -> 0).")
+
+    ec = {"W1_dst": glorot(rngl, (F, O), 2 * F, O),
+          "W1_diff": glorot(rngl, (F, O), 2 * F, O),
+          "b1": small_vec(rngl, (O,)), "W2": glorot(rngl, (O, O), O, O),
+          "b2": small_vec(rngl, (O,))}
+
+    def ec_ref(used, n, x, W1_dst, W1_diff, b1, W2, b2):
+        src, dst = used[0], used[1]
+        h_ = np.maximum(x[dst] @ W1_dst + (x[src] - x[dst]) @ W1_diff + b1,
+                        0.0) @ W2 + b2
+        return max_of(used, n, h_)
+    library_case(
+        "edgeconv_small", definition="EdgeConv", gnn="gnn/edgeconv.gnn",
+        hparams={"in_dim": F, "out_dim": O}, loops=False,
+        ctor=("EdgeConv(torch.nn.Sequential(torch.nn.Linear(%d, %d), "
+              "torch.nn.ReLU(), torch.nn.Linear(%d, %d)))" % (2 * F, O, O, O)),
+        inputs={"x": x_s}, params=ec,
+        pyg_params=lambda conv: {
+            **split_rows(conv.nn[0], ("W1_dst", ec["W1_dst"]),
+                         ("W1_diff", ec["W1_diff"]), F),
+            "b1": (conv.nn[0].bias, ident, ident),
+            "W2": (conv.nn[2].weight, lambda a: a.T, transp),
+            "b2": (conv.nn[2].bias, ident, ident)},
+        call=lambda conv, t, e: conv(t["x"], e),
+        pyg_forward="conv(x, edge_index)", ref=ec_ref,
+        notes="Parameter map: [W1_dst; W1_diff] = nn[0].weight.T (rows "
+              "0..in_dim multiply x_v, the rest x_u - x_v), b1 = nn[0].bias, "
+              "W2 = nn[2].weight.T, b2 = nn[2].bias. A vertex without "
+              "in-edges gets 0 (PyG's scatter max).")
+
+    D = 3
+    ea3 = quant(rngl.normal(0.0, 1.0, size=(ei_s.shape[1], D)))
+    nn_ = {"W_nn": glorot(rngl, (D, F * O), D, F * O),
+           "b_nn": small_vec(rngl, (F * O,)),
+           "W_root": glorot(rngl, (F, O), F, O), "b": small_vec(rngl, (O,))}
+
+    def nn_ref(used, n, x, edge_attr, W_nn, b_nn, W_root, b):
+        m = (edge_attr @ W_nn + b_nn).reshape(-1, F, O)
+        out = np.zeros((n, O))
+        np.add.at(out, used[1], np.einsum("ei,eio->eo", x[used[0]], m))
+        return out + x @ W_root + b
+    library_case(
+        "nnconv_small", definition="NNConv", gnn="gnn/nnconv.gnn",
+        hparams={"in_dim": F, "out_dim": O, "edge_dim": D}, loops=False,
+        ctor="NNConv(%d, %d, torch.nn.Linear(%d, %d))" % (F, O, D, F * O),
+        inputs={"x": x_s, "edge_attr": ea3}, params=nn_,
+        pyg_params=lambda conv: {
+            "W_nn": (conv.nn.weight, lambda a: a.T, transp),
+            "b_nn": (conv.nn.bias, ident, ident),
+            "W_root": (conv.lin.weight, lambda a: a.T, transp),
+            "b": (conv.bias, ident, ident)},
+        call=lambda conv, t, e: conv(t["x"], e, t["edge_attr"]),
+        pyg_forward="conv(x, edge_index, edge_attr)", ref=nn_ref,
+        notes="Parameter map: W_nn = nn.weight.T, b_nn = nn.bias, W_root "
+              "= lin.weight.T (no bias), b = bias. edge_attr has a row per "
+              "column of edge_index.")
+
+    K = 2
+    gm = {"W_g": glorot(rngl, (F, K * O), F, K * O),
+          "mu": quant(rngl.normal(0.0, 1.0, size=(K, D))),
+          "sigma": 1.0 + 0.25 * quant(rngl.normal(0.0, 1.0, size=(K, D))),
+          "W_root": glorot(rngl, (F, O), F, O), "b": small_vec(rngl, (O,))}
+
+    def gmm_ref(used, n, x, pseudo, W_g, mu, sigma, W_root, b):
+        d = pseudo[:, None, :] - mu[None]
+        w_ = np.exp((-0.5 * d * d / (1e-15 + sigma * sigma)).sum(-1))  # [E, K]
+        msg = ((x @ W_g)[used[0]].reshape(-1, K, O) * w_[:, :, None]).sum(1)
+        out = np.zeros((n, O))
+        np.add.at(out, used[1], msg)
+        out /= np.maximum(np.bincount(used[1], minlength=n), 1)[:, None]
+        return out + x @ W_root + b
+    library_case(
+        "gmmconv_small", definition="GMMConv", gnn="gnn/gmmconv.gnn",
+        hparams={"in_dim": F, "out_dim": O, "dim": D, "kernel_size": K},
+        loops=False, ctor="GMMConv(%d, %d, dim=%d, kernel_size=%d)" % (
+            F, O, D, K),
+        inputs={"x": x_s, "pseudo": ea3}, params=gm,
+        pyg_params=lambda conv: {
+            "W_g": (conv.g, ident, ident), "mu": (conv.mu, ident, ident),
+            "sigma": (conv.sigma, ident, ident),
+            "W_root": (conv.root.weight, lambda a: a.T, transp),
+            "b": (conv.bias, ident, ident)},
+        call=lambda conv, t, e: conv(t["x"], e, t["pseudo"]),
+        pyg_forward="conv(x, edge_index, pseudo)", ref=gmm_ref,
+        notes="Parameter map: W_g = g, mu = mu, sigma = sigma (as they "
+              "are), W_root = root.weight.T (no bias), b = bias. pseudo "
+              "has a row per column of edge_index.")
+
+    pn = {"W1_x": glorot(rngl, (F, O), F + 3, O),
+          "W1_pos": glorot(rngl, (3, O), F + 3, O),
+          "b1": small_vec(rngl, (O,)), "W2": glorot(rngl, (O, O), O, O),
+          "b2": small_vec(rngl, (O,))}
+    pos_s = quant(rngl.normal(0.0, 1.0, size=(SMALL_N, 3)))
+
+    def pn_ref(used, n, x, pos, W1_x, W1_pos, b1, W2, b2):
+        src, dst = used[0], used[1]
+        h_ = np.maximum(x[src] @ W1_x + (pos[src] - pos[dst]) @ W1_pos + b1,
+                        0.0) @ W2 + b2
+        return max_of(used, n, h_)
+    library_case(
+        "pointnetconv_small_selfloops", definition="PointNetConv",
+        gnn="gnn/pointnetconv.gnn", hparams={"in_dim": F, "out_dim": O},
+        loops=True,
+        ctor=("PointNetConv(torch.nn.Sequential(torch.nn.Linear(%d, %d), "
+              "torch.nn.ReLU(), torch.nn.Linear(%d, %d)), "
+              "add_self_loops=False)" % (F + 3, O, O, O)),
+        inputs={"x": x_s, "pos": pos_s}, params=pn,
+        pyg_params=lambda conv: {
+            **split_rows(conv.local_nn[0], ("W1_x", pn["W1_x"]),
+                         ("W1_pos", pn["W1_pos"]), F),
+            "b1": (conv.local_nn[0].bias, ident, ident),
+            "W2": (conv.local_nn[2].weight, lambda a: a.T, transp),
+            "b2": (conv.local_nn[2].bias, ident, ident)},
+        call=lambda conv, t, e: conv(t["x"], t["pos"], e),
+        pyg_forward="conv(x, pos, edge_index)", ref=pn_ref,
+        notes="Parameter map: [W1_x; W1_pos] = local_nn[0].weight.T (rows "
+              "0..in_dim multiply x_u, the last 3 pos_u - pos_v), b1 = "
+              "local_nn[0].bias, W2 = local_nn[2].weight.T, b2 = "
+              "local_nn[2].bias.")
+
+    Hg = 2
+    gc = {"W_msg": glorot(rngl, (F, Hg * O), F, Hg * O),
+          "b_msg": small_vec(rngl, (Hg * O,)),
+          "W_edge": glorot(rngl, (D, Hg * O), D, Hg * O),
+          "b_edge": small_vec(rngl, (Hg * O,)),
+          "att": glorot(rngl, (Hg, O), Hg, O),
+          "W_self": glorot(rngl, (F, O), F, O), "b_self": small_vec(rngl, (O,))}
+
+    def gc_ref2(used, n, x, edge_attr, W_msg, b_msg, W_edge, b_edge, att,
+                W_self, b_self):
+        m = ((x @ W_msg + b_msg)[used[0]] + edge_attr @ W_edge + b_edge).reshape(
+            -1, Hg, O)
+        sc = (m * att[None]).sum(-1)
+        sc = np.where(sc > 0, sc, 0.2 * sc)
+        return softmax_sum(used, n, sc, m).mean(1) + x @ W_self + b_self
+    library_case(
+        "generalconv_small", definition="GeneralConv",
+        gnn="gnn/generalconv.gnn",
+        hparams={"in_dim": F, "out_dim": O, "edge_dim": D, "heads": Hg},
+        loops=False,
+        ctor=("GeneralConv(%d, %d, in_edge_channels=%d, heads=%d, "
+              "attention=True)" % (F, O, D, Hg)),
+        inputs={"x": x_s, "edge_attr": ea3}, params=gc,
+        pyg_params=lambda conv: {
+            "W_msg": (conv.lin_msg.weight, lambda a: a.T, transp),
+            "b_msg": (conv.lin_msg.bias, ident, ident),
+            "W_edge": (conv.lin_edge.weight, lambda a: a.T, transp),
+            "b_edge": (conv.lin_edge.bias, ident, ident),
+            "att": (conv.att_msg, lambda a: a[None], lambda g_: g_[0]),
+            "W_self": (conv.lin_self.weight, lambda a: a.T, transp),
+            "b_self": (conv.lin_self.bias, ident, ident)},
+        call=lambda conv, t, e: conv(t["x"], e, t["edge_attr"]),
+        pyg_forward="conv(x, edge_index, edge_attr)", ref=gc_ref2,
+        notes="Parameter map: W_msg, b_msg = lin_msg; W_edge, b_edge = "
+              "lin_edge; att = att_msg[0]; W_self, b_self = lin_self; each "
+              "W the weight transposed. PyG's softmax adds 1e-16 to the "
+              "denominator (negligible).")
+
+    Hs = 3
+    sg = {"W": glorot(rngl, (F, Hs * O), F, Hs * O),
+          "att_l": glorot(rngl, (Hs, O), Hs, O),
+          "att_r": glorot(rngl, (Hs, O), Hs, O),
+          "b": small_vec(rngl, (Hs * O,))}
+
+    def sg_ref(used, n, x, W, att_l, att_r, b):
+        src, dst = used[0], used[1]
+        h = (x @ W).reshape(n, Hs, O)
+        lg = (h[src] * h[dst]).sum(-1)
+        sc = ((h[src] * att_l).sum(-1) + (h[dst] * att_r).sum(-1)) / (
+            1.0 + np.exp(-lg))
+        sc = np.where(sc > 0, sc, 0.2 * sc)
+        return softmax_sum(used, n, sc, h[src]).reshape(n, Hs * O) + b
+    library_case(
+        "supergatconv_small_selfloops", definition="SuperGATConv",
+        gnn="gnn/supergatconv.gnn",
+        hparams={"in_dim": F, "out_dim": O, "heads": Hs}, loops=True,
+        ctor=("SuperGATConv(%d, %d, heads=%d, attention_type='MX', "
+              "add_self_loops=False)" % (F, O, Hs)),
+        inputs={"x": x_s}, params=sg,
+        pyg_params=lambda conv: {
+            "W": (conv.lin.weight, lambda a: a.T, transp),
+            "att_l": (conv.att_l, lambda a: a[None], lambda g_: g_[0]),
+            "att_r": (conv.att_r, lambda a: a[None], lambda g_: g_[0]),
+            "b": (conv.bias, ident, ident)},
+        call=lambda conv, t, e: conv.eval()(t["x"], e),
+        pyg_forward="conv.eval()(x, edge_index)", ref=sg_ref,
+        notes="Parameter map: W = lin.weight.T, att_l = att_l[0], att_r = "
+              "att_r[0], b = bias. PyG in eval mode: in training it also "
+              "samples edges for its self-supervised loss, which does not "
+              "change the output.")
+
+    fl = {k: glorot(rngl, (F, O), F, O)
+          for k in ("W", "W_beta", "W_gamma", "W_skip", "W_beta_skip",
+                    "W_gamma_skip")}
+    fl["b_beta"], fl["b_gamma"] = small_vec(rngl, (O,)), small_vec(rngl, (O,))
+
+    def film_ref(used, n, x, W, W_beta, b_beta, W_gamma, b_gamma, W_skip,
+                 W_beta_skip, W_gamma_skip):
+        src, dst = used[0], used[1]
+        skip = np.maximum((x @ W_gamma_skip) * (x @ W_skip) + x @ W_beta_skip,
+                          0.0)
+        beta, gamma = x @ W_beta + b_beta, x @ W_gamma + b_gamma
+        msg = np.maximum(gamma[dst] * (x @ W)[src] + beta[dst], 0.0)
+        out = np.zeros((n, O))
+        np.add.at(out, dst, msg)
+        return skip + out / np.maximum(np.bincount(dst, minlength=n),
+                                       1)[:, None]
+
+    def split_cols(lin_, first, second, k, bias=False):
+        """Two of our parameters that are the first and last k outputs of a
+        PyG Linear (its weight's rows; with bias, the bias's halves)."""
+        if bias:
+            whole = lambda _a: np.concatenate([first[1], second[1]])  # noqa
+            return {first[0]: (lin_.bias, whole, lambda g_: g_[:k]),
+                    second[0]: (lin_.bias, whole, lambda g_: g_[k:])}
+        whole = lambda _a: np.concatenate([first[1], second[1]], 1).T  # noqa
+        return {first[0]: (lin_.weight, whole, lambda g_: g_.T[:, :k]),
+                second[0]: (lin_.weight, whole, lambda g_: g_.T[:, k:])}
+    library_case(
+        "filmconv_small", definition="FiLMConv", gnn="gnn/filmconv.gnn",
+        hparams={"in_dim": F, "out_dim": O}, loops=False,
+        ctor="FiLMConv(%d, %d)" % (F, O), inputs={"x": x_s}, params=fl,
+        pyg_params=lambda conv: {
+            "W": (conv.lins[0].weight, lambda a: a.T, transp),
+            **split_cols(conv.films[0], ("W_beta", fl["W_beta"]),
+                         ("W_gamma", fl["W_gamma"]), O),
+            **split_cols(conv.films[0], ("b_beta", fl["b_beta"]),
+                         ("b_gamma", fl["b_gamma"]), O, bias=True),
+            "W_skip": (conv.lin_skip.weight, lambda a: a.T, transp),
+            **split_cols(conv.film_skip, ("W_beta_skip", fl["W_beta_skip"]),
+                         ("W_gamma_skip", fl["W_gamma_skip"]), O)},
+        call=lambda conv, t, e: conv(t["x"], e),
+        pyg_forward="conv(x, edge_index)", ref=film_ref,
+        notes="Parameter map: W = lins[0].weight.T; [W_beta, W_gamma] = "
+              "films[0].weight.T (output columns 0..out_dim are beta), "
+              "[b_beta, b_gamma] = films[0].bias; W_skip = "
+              "lin_skip.weight.T; [W_beta_skip, W_gamma_skip] = "
+              "film_skip.weight.T (no biases on the skip).")
+
+    def simple_ref(used, n, x, aggr, root):
+        src, dst = used[0], used[1]
+        if aggr == "max":
+            out = max_of(used, n, x[src])
+        else:
+            out = spread(used, x)
+            if aggr == "mean":
+                out /= np.maximum(np.bincount(dst, minlength=n), 1)[:, None]
+        return out + x if root else out
+    for case, definition, aggr, root in (
+            ("simpleconv_small", "SimpleConv", "sum", None),
+            ("simpleconv_small_mean", "SimpleConvMean", "mean", None),
+            ("simpleconv_small_max_root", "SimpleConvMaxRoot", "max", "sum")):
+        library_case(
+            case, definition=definition, gnn="gnn/simpleconv.gnn",
+            hparams={"dim": F}, loops=False,
+            ctor="SimpleConv(aggr='%s', combine_root=%s)" % (
+                aggr, "'sum'" if root else "None"),
+            inputs={"x": x_s}, params={}, pyg_params=lambda conv: {},
+            call=lambda conv, t, e: conv(t["x"], e),
+            pyg_forward="conv(x, edge_index)",
+            ref=lambda used, n, x, aggr=aggr, root=root: simple_ref(
+                used, n, x, aggr, root),
+            notes="No parameters.")
 
     # ---------------- PyG behaviour probes ----------------
 

@@ -725,6 +725,26 @@ INSTANTIATE_TEST_SUITE_P(Models, Cora, ::testing::ValuesIn(coraCases()),
 // PyG goldens
 //===----------------------------------------------------------------------===//
 
+/// The module of a golden case: its own, or that of the case whose layer,
+/// hyper-parameters and parameters it shares on another graph
+/// ("same_layer_as": the library's cases on the power-law graph).
+std::string goldenModuleId(const std::string &name) {
+  auto buffer =
+      llvm::MemoryBuffer::getFile(joinPath({goldensDir(), name, "case.json"}));
+  if (!buffer)
+    return "golden_" + name;
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json) {
+    llvm::consumeError(json.takeError());
+    return "golden_" + name;
+  }
+  if (const llvm::json::Object *o = json->getAsObject())
+    if (std::optional<llvm::StringRef> same = o->getString("same_layer_as"))
+      return "golden_" + same->str();
+  return "golden_" + name;
+}
+
 /// Every case of tests/goldens, for a backend whose table compiles the
 /// goldens (then every case must be compiled); none for the others.
 /// The golden cases whose layer this suite compiled (the C++ suite: all of
@@ -732,7 +752,7 @@ INSTANTIATE_TEST_SUITE_P(Models, Cora, ::testing::ValuesIn(coraCases()),
 std::vector<std::string> goldenCases() {
   std::vector<std::string> out;
   for (const std::string &name : goldenCaseNames())
-    if (findModule("golden_" + name))
+    if (findModule(goldenModuleId(name)))
       out.push_back(name);
   return out;
 }
@@ -741,7 +761,7 @@ TEST(GoldenSet, TheCppSuiteCompilesEveryCase) {
   if (llvm::StringRef(Backend::kName) != "C++")
     GTEST_SKIP() << "only the C++ suite compiles every golden case";
   EXPECT_EQ(goldenCases(), goldenCaseNames());
-  EXPECT_GE(goldenCases().size(), 27u);
+  EXPECT_GE(goldenCases().size(), 54u);
 }
 
 /// One golden case: its module, graph and the layer's arguments.
@@ -759,10 +779,10 @@ struct GoldenCase {
     return ok;
   c.dir = files.dir;
   c.json = std::move(files.json);
-  c.module = findModule("golden_" + name);
+  c.module = findModule(goldenModuleId(name));
   if (!c.module)
     return ::testing::AssertionFailure()
-           << "golden_" << name << " is not compiled";
+           << goldenModuleId(name) << " is not compiled";
   c.definition = c.module->info->entry;
   if (!files.skip.empty()) {
     c.skip = files.skip;
@@ -877,7 +897,10 @@ TEST_P(Golden, GradientsMatchPyG) {
     if (!file)
       continue;
     std::vector<double> want = readDoubles(joinPath({c.dir, file->str()}));
-    double err = maxRelativeError(got[r].data, want, 1e-3, 0, /*absolute=*/0);
+    // Entries below 1e-2 of the largest compare at that scale: a float32
+    // sum of per-edge terms that cancel (a bias under a softmax over the
+    // in-edges) keeps rounding noise of that size.
+    double err = maxRelativeError(got[r].data, want, 1e-2, 0, /*absolute=*/0);
     std::cout << "[ golden ] " << GetParam() << " d/d" << name
               << " max relative error " << err << "\n";
     ++compared;
