@@ -1083,11 +1083,16 @@ def generate(out_dir, cora_dir):
                    extra={"same_layer_as": same_layer_as}
                    if same_layer_as else None)
 
-    def lin(conv_lin, bias=True):
-        """A PyG Linear as our (W, b): W = weight.T."""
-        m = {"W": (conv_lin.weight, lambda a: a.T, transp)}
-        if bias:
-            m["b"] = (conv_lin.bias, ident, ident)
+    def same(t):
+        """A PyG tensor that is our parameter as it is."""
+        return (t, ident, ident)
+
+    def lin(conv_lin, w="W", b="b"):
+        """A PyG Linear as our parameters w = weight.T and b = bias (b=None:
+        the weight alone)."""
+        m = {w: (conv_lin.weight, lambda a: a.T, transp)}
+        if b:
+            m[b] = same(conv_lin.bias)
         return m
 
     def ours_first(m, **names):
@@ -1162,9 +1167,8 @@ def generate(out_dir, cora_dir):
             loops=False, ctor=f"GraphConv({F}, {O}, aggr='{aggr}')",
             inputs={"x": x_s}, params={"W_root": Wo, "W_rel": Wr, "b": b},
             pyg_params=lambda conv: {
-                "W_root": (conv.lin_root.weight, lambda a: a.T, transp),
-                "W_rel": (conv.lin_rel.weight, lambda a: a.T, transp),
-                "b": (conv.lin_rel.bias, ident, ident)},
+                **lin(conv.lin_root, "W_root", None),
+                **lin(conv.lin_rel, "W_rel", "b")},
             call=lambda conv, t, e: conv(t["x"], e),
             pyg_forward="conv(x, edge_index)", ref=gc_ref,
             notes="Parameter map: W_root = lin_root.weight.T, W_rel = "
@@ -1184,11 +1188,9 @@ def generate(out_dir, cora_dir):
         ctor=f"LEConv({F}, {O})", inputs={"x": x_s},
         params={"W1": W1, "b1": b1, "W2": W2, "W3": W3, "b3": b3},
         pyg_params=lambda conv: {
-            "W1": (conv.lin1.weight, lambda a: a.T, transp),
-            "b1": (conv.lin1.bias, ident, ident),
-            "W2": (conv.lin2.weight, lambda a: a.T, transp),
-            "W3": (conv.lin3.weight, lambda a: a.T, transp),
-            "b3": (conv.lin3.bias, ident, ident)},
+            **lin(conv.lin1, "W1", "b1"),
+            **lin(conv.lin2, "W2", None),
+            **lin(conv.lin3, "W3", "b3")},
         call=lambda conv, t, e: conv(t["x"], e),
         pyg_forward="conv(x, edge_index)", ref=le_ref,
         notes="Parameter map: W1, b1 = lin1; W2 = lin2 (no bias); W3, b3 = "
@@ -1217,10 +1219,10 @@ def generate(out_dir, cora_dir):
             ctor=(f"GCN2Conv({F}, alpha={alpha}, theta={theta}, layer={depth}, "
                   f"shared_weights={shared}, add_self_loops=False)"),
             inputs={"x": x_s, "x0": x0}, params=params,
-            pyg_params=(lambda conv: {"W": (conv.weight1, ident, ident)})
+            pyg_params=(lambda conv: {"W": same(conv.weight1)})
             if shared else (lambda conv: {
-                "W1": (conv.weight1, ident, ident),
-                "W2": (conv.weight2, ident, ident)}),
+                "W1": same(conv.weight1),
+                "W2": same(conv.weight2)}),
             call=lambda conv, t, e: conv(t["x"], t["x0"], e),
             pyg_forward="conv(x, x0, edge_index)", ref=g2_ref,
             notes="Parameter map: W (W1, W2) = weight1 (weight2) as they are "
@@ -1244,14 +1246,11 @@ def generate(out_dir, cora_dir):
         params={"W_key": Wk, "b_key": bk, "W_query": Wq, "b_query": bq,
                 "W_value": Wv, "b_value": bv, "W_skip": Ws, "b": bs},
         pyg_params=lambda conv: {
-            "W_key": (conv.lin_key.weight, lambda a: a.T, transp),
-            "b_key": (conv.lin_key.bias, ident, ident),
-            "W_query": (conv.lin_query.weight, lambda a: a.T, transp),
-            "b_query": (conv.lin_query.bias, ident, ident),
-            "W_value": (conv.lin_value.weight, lambda a: a.T, transp),
-            "b_value": (conv.lin_value.bias, ident, ident),
-            "W_skip": (conv.lin_skip.weight, lambda a: a.T, transp),
-            "b": (conv.bias, ident, ident)},
+            **lin(conv.lin_key, "W_key", "b_key"),
+            **lin(conv.lin_query, "W_query", "b_query"),
+            **lin(conv.lin_value, "W_value", "b_value"),
+            **lin(conv.lin_skip, "W_skip", None),
+            "b": same(conv.bias)},
         call=lambda conv, t, e: conv(t["x"], e),
         pyg_forward="conv(x, edge_index)", ref=rg_ref,
         notes="Parameter map: W_key, b_key = lin_key; W_query, b_query = "
@@ -1268,7 +1267,7 @@ def generate(out_dir, cora_dir):
         gnn="gnn/agnnconv.gnn", hparams={"dim": F}, loops=True,
         ctor="AGNNConv(requires_grad=True, add_self_loops=False)",
         inputs={"x": x_s}, params={"beta": np.array([1.7])},
-        pyg_params=lambda conv: {"beta": (conv.beta, ident, ident)},
+        pyg_params=lambda conv: {"beta": same(conv.beta)},
         call=lambda conv, t, e: conv(t["x"], e),
         pyg_forward="conv(x, edge_index)", ref=agnn_ref,
         notes="Parameter map: beta = beta (1.7 here; PyG and agnnconv.gnn "
@@ -1295,8 +1294,8 @@ def generate(out_dir, cora_dir):
         ctor="FAConv(%d, eps=0.3, add_self_loops=False)" % F,
         inputs={"x": x_s, "x0": x0f}, params={"att_l": att_l, "att_r": att_r},
         pyg_params=lambda conv: {
-            "att_l": (conv.att_l.weight, lambda a: a.T, transp),
-            "att_r": (conv.att_r.weight, lambda a: a.T, transp)},
+            **lin(conv.att_l, "att_l", None),
+            **lin(conv.att_r, "att_r", None)},
         call=lambda conv, t, e: conv(t["x"], t["x0"], e),
         pyg_forward="conv(x, x0, edge_index)", ref=fa_ref,
         notes="Parameter map: att_l = att_l.weight.T, att_r = "
@@ -1326,9 +1325,7 @@ def generate(out_dir, cora_dir):
         def tc_params(conv):
             m = {}
             for k_ in ("query", "key", "value", "skip"):
-                lin_ = getattr(conv, "lin_" + k_)
-                m["W_" + k_] = (lin_.weight, lambda a: a.T, transp)
-                m["b_" + k_] = (lin_.bias, ident, ident)
+                m.update(lin(getattr(conv, "lin_" + k_), "W_" + k_, "b_" + k_))
             return m
         library_case(
             "transformerconv_small" + ("" if concat else "_mean"),
@@ -1365,10 +1362,10 @@ def generate(out_dir, cora_dir):
         pyg_params=lambda conv: {
             **split_rows(conv.lin_f, ("W_f_dst", cg["W_f_dst"]),
                          ("W_f_src", cg["W_f_src"]), F),
-            "b_f": (conv.lin_f.bias, ident, ident),
+            "b_f": same(conv.lin_f.bias),
             **split_rows(conv.lin_s, ("W_s_dst", cg["W_s_dst"]),
                          ("W_s_src", cg["W_s_src"]), F),
-            "b_s": (conv.lin_s.bias, ident, ident)},
+            "b_s": same(conv.lin_s.bias)},
         call=lambda conv, t, e: conv(t["x"], e),
         pyg_forward="conv(x, edge_index)", ref=cg_ref,
         notes="Parameter map: [W_f_dst; W_f_src] = lin_f.weight.T (rows "
@@ -1394,10 +1391,8 @@ def generate(out_dir, cora_dir):
               % (F, M, M, O)),
         inputs={"x": x_s, "edge_attr": ea}, params=ge,
         pyg_params=lambda conv: {
-            "W1": (conv.nn[0].weight, lambda a: a.T, transp),
-            "b1": (conv.nn[0].bias, ident, ident),
-            "W2": (conv.nn[2].weight, lambda a: a.T, transp),
-            "b2": (conv.nn[2].bias, ident, ident)},
+            **lin(conv.nn[0], "W1", "b1"),
+            **lin(conv.nn[2], "W2", "b2")},
         call=lambda conv, t, e: conv(t["x"], e, t["edge_attr"]),
         pyg_forward="conv(x, edge_index, edge_attr)", ref=gine_ref,
         notes="Parameter map: W1 = nn[0].weight.T, b1 = nn[0].bias, W2 = "
@@ -1435,9 +1430,8 @@ def generate(out_dir, cora_dir):
         pyg_params=lambda conv: {
             **split_rows(conv.nn[0], ("W1_dst", ec["W1_dst"]),
                          ("W1_diff", ec["W1_diff"]), F),
-            "b1": (conv.nn[0].bias, ident, ident),
-            "W2": (conv.nn[2].weight, lambda a: a.T, transp),
-            "b2": (conv.nn[2].bias, ident, ident)},
+            "b1": same(conv.nn[0].bias),
+            **lin(conv.nn[2], "W2", "b2")},
         call=lambda conv, t, e: conv(t["x"], e),
         pyg_forward="conv(x, edge_index)", ref=ec_ref,
         notes="Parameter map: [W1_dst; W1_diff] = nn[0].weight.T (rows "
@@ -1462,10 +1456,9 @@ def generate(out_dir, cora_dir):
         ctor="NNConv(%d, %d, torch.nn.Linear(%d, %d))" % (F, O, D, F * O),
         inputs={"x": x_s, "edge_attr": ea3}, params=nn_,
         pyg_params=lambda conv: {
-            "W_nn": (conv.nn.weight, lambda a: a.T, transp),
-            "b_nn": (conv.nn.bias, ident, ident),
-            "W_root": (conv.lin.weight, lambda a: a.T, transp),
-            "b": (conv.bias, ident, ident)},
+            **lin(conv.nn, "W_nn", "b_nn"),
+            **lin(conv.lin, "W_root", None),
+            "b": same(conv.bias)},
         call=lambda conv, t, e: conv(t["x"], e, t["edge_attr"]),
         pyg_forward="conv(x, edge_index, edge_attr)", ref=nn_ref,
         notes="Parameter map: W_nn = nn.weight.T, b_nn = nn.bias, W_root "
@@ -1493,10 +1486,10 @@ def generate(out_dir, cora_dir):
             F, O, D, K),
         inputs={"x": x_s, "pseudo": ea3}, params=gm,
         pyg_params=lambda conv: {
-            "W_g": (conv.g, ident, ident), "mu": (conv.mu, ident, ident),
-            "sigma": (conv.sigma, ident, ident),
-            "W_root": (conv.root.weight, lambda a: a.T, transp),
-            "b": (conv.bias, ident, ident)},
+            "W_g": same(conv.g), "mu": same(conv.mu),
+            "sigma": same(conv.sigma),
+            **lin(conv.root, "W_root", None),
+            "b": same(conv.bias)},
         call=lambda conv, t, e: conv(t["x"], e, t["pseudo"]),
         pyg_forward="conv(x, edge_index, pseudo)", ref=gmm_ref,
         notes="Parameter map: W_g = g, mu = mu, sigma = sigma (as they "
@@ -1525,9 +1518,8 @@ def generate(out_dir, cora_dir):
         pyg_params=lambda conv: {
             **split_rows(conv.local_nn[0], ("W1_x", pn["W1_x"]),
                          ("W1_pos", pn["W1_pos"]), F),
-            "b1": (conv.local_nn[0].bias, ident, ident),
-            "W2": (conv.local_nn[2].weight, lambda a: a.T, transp),
-            "b2": (conv.local_nn[2].bias, ident, ident)},
+            "b1": same(conv.local_nn[0].bias),
+            **lin(conv.local_nn[2], "W2", "b2")},
         call=lambda conv, t, e: conv(t["x"], t["pos"], e),
         pyg_forward="conv(x, pos, edge_index)", ref=pn_ref,
         notes="Parameter map: [W1_x; W1_pos] = local_nn[0].weight.T (rows "
@@ -1559,13 +1551,10 @@ def generate(out_dir, cora_dir):
               "attention=True)" % (F, O, D, Hg)),
         inputs={"x": x_s, "edge_attr": ea3}, params=gc,
         pyg_params=lambda conv: {
-            "W_msg": (conv.lin_msg.weight, lambda a: a.T, transp),
-            "b_msg": (conv.lin_msg.bias, ident, ident),
-            "W_edge": (conv.lin_edge.weight, lambda a: a.T, transp),
-            "b_edge": (conv.lin_edge.bias, ident, ident),
+            **lin(conv.lin_msg, "W_msg", "b_msg"),
+            **lin(conv.lin_edge, "W_edge", "b_edge"),
             "att": (conv.att_msg, lambda a: a[None], lambda g_: g_[0]),
-            "W_self": (conv.lin_self.weight, lambda a: a.T, transp),
-            "b_self": (conv.lin_self.bias, ident, ident)},
+            **lin(conv.lin_self, "W_self", "b_self")},
         call=lambda conv, t, e: conv(t["x"], e, t["edge_attr"]),
         pyg_forward="conv(x, edge_index, edge_attr)", ref=gc_ref2,
         notes="Parameter map: W_msg, b_msg = lin_msg; W_edge, b_edge = "
@@ -1595,10 +1584,10 @@ def generate(out_dir, cora_dir):
               "add_self_loops=False)" % (F, O, Hs)),
         inputs={"x": x_s}, params=sg,
         pyg_params=lambda conv: {
-            "W": (conv.lin.weight, lambda a: a.T, transp),
+            **lin(conv.lin, "W", None),
             "att_l": (conv.att_l, lambda a: a[None], lambda g_: g_[0]),
             "att_r": (conv.att_r, lambda a: a[None], lambda g_: g_[0]),
-            "b": (conv.bias, ident, ident)},
+            "b": same(conv.bias)},
         call=lambda conv, t, e: conv.eval()(t["x"], e),
         pyg_forward="conv.eval()(x, edge_index)", ref=sg_ref,
         notes="Parameter map: W = lin.weight.T, att_l = att_l[0], att_r = "
@@ -1638,12 +1627,12 @@ def generate(out_dir, cora_dir):
         hparams={"in_dim": F, "out_dim": O}, loops=False,
         ctor="FiLMConv(%d, %d)" % (F, O), inputs={"x": x_s}, params=fl,
         pyg_params=lambda conv: {
-            "W": (conv.lins[0].weight, lambda a: a.T, transp),
+            **lin(conv.lins[0], "W", None),
             **split_cols(conv.films[0], ("W_beta", fl["W_beta"]),
                          ("W_gamma", fl["W_gamma"]), O),
             **split_cols(conv.films[0], ("b_beta", fl["b_beta"]),
                          ("b_gamma", fl["b_gamma"]), O, bias=True),
-            "W_skip": (conv.lin_skip.weight, lambda a: a.T, transp),
+            **lin(conv.lin_skip, "W_skip", None),
             **split_cols(conv.film_skip, ("W_beta_skip", fl["W_beta_skip"]),
                          ("W_gamma_skip", fl["W_gamma_skip"]), O)},
         call=lambda conv, t, e: conv(t["x"], e),

@@ -725,9 +725,17 @@ INSTANTIATE_TEST_SUITE_P(Models, Cora, ::testing::ValuesIn(coraCases()),
 // PyG goldens
 //===----------------------------------------------------------------------===//
 
-/// The module of a golden case: its own, or that of the case whose layer,
-/// hyper-parameters and parameters it shares on another graph
-/// ("same_layer_as": the library's cases on the power-law graph).
+/// The module of a golden case, from its case.json: its own, or that of the
+/// case whose layer, hyper-parameters and parameters it shares on another
+/// graph ("same_layer_as": the library's cases on the power-law graph).
+std::string goldenModuleId(const std::string &name,
+                           const llvm::json::Object &json) {
+  if (std::optional<llvm::StringRef> same = json.getString("same_layer_as"))
+    return "golden_" + same->str();
+  return "golden_" + name;
+}
+
+/// The same, reading the case's case.json.
 std::string goldenModuleId(const std::string &name) {
   auto buffer =
       llvm::MemoryBuffer::getFile(joinPath({goldensDir(), name, "case.json"}));
@@ -739,10 +747,8 @@ std::string goldenModuleId(const std::string &name) {
     llvm::consumeError(json.takeError());
     return "golden_" + name;
   }
-  if (const llvm::json::Object *o = json->getAsObject())
-    if (std::optional<llvm::StringRef> same = o->getString("same_layer_as"))
-      return "golden_" + same->str();
-  return "golden_" + name;
+  const llvm::json::Object *o = json->getAsObject();
+  return o ? goldenModuleId(name, *o) : "golden_" + name;
 }
 
 /// Every case of tests/goldens, for a backend whose table compiles the
@@ -779,10 +785,10 @@ struct GoldenCase {
     return ok;
   c.dir = files.dir;
   c.json = std::move(files.json);
-  c.module = findModule(goldenModuleId(name));
+  std::string moduleId = goldenModuleId(name, c.json);
+  c.module = findModule(moduleId);
   if (!c.module)
-    return ::testing::AssertionFailure()
-           << goldenModuleId(name) << " is not compiled";
+    return ::testing::AssertionFailure() << moduleId << " is not compiled";
   c.definition = c.module->info->entry;
   if (!files.skip.empty()) {
     c.skip = files.skip;
