@@ -120,9 +120,12 @@ def generate(out_dir, cora_dir):
     import numpy as np
     import torch
     import torch_geometric
-    from torch_geometric.nn import (APPNP, AGNNConv, CGConv, EdgeConv,
+    from torch_geometric.nn.models.schnet import CFConv, ShiftedSoftplus
+    from torch_geometric.nn import (APPNP, AGNNConv, CGConv, ClusterGCNConv,
+                                    EdgeConv,
                                     FAConv, GATConv, GCN2Conv, GCNConv,
-                                    FiLMConv, GeneralConv, GINConv, GINEConv,
+                                    FiLMConv, GeneralConv, GENConv, GINConv,
+                                    GINEConv, PDNConv, PNAConv,
                                     GMMConv,
                                     GraphConv, LEConv, LGConv, NNConv,
                                     PointNetConv, ResGatedGraphConv,
@@ -152,7 +155,9 @@ def generate(out_dir, cora_dir):
               WLConvContinuous=WLConvContinuous, EdgeConv=EdgeConv,
               NNConv=NNConv, GMMConv=GMMConv, PointNetConv=PointNetConv,
               GeneralConv=GeneralConv, SuperGATConv=SuperGATConv,
-              FiLMConv=FiLMConv)
+              FiLMConv=FiLMConv, ClusterGCNConv=ClusterGCNConv,
+              CFConv=CFConv, ShiftedSoftplus=ShiftedSoftplus,
+              GENConv=GENConv, PDNConv=PDNConv, PNAConv=PNAConv)
 
     def rng_for(name):
         return np.random.default_rng(zlib.crc32(name.encode()))
@@ -435,6 +440,8 @@ def generate(out_dir, cora_dir):
     def graph_args(kind, loops):
         ei, x, n = {"own": (ei_s, x_s, n_s), "power": (ei_p, x_p, n_p),
                     "cora": (ei_c, x_c, n_c)}[kind]
+        if loops == "replace":  # PyG's remove_self_loops, add_self_loops
+            ei = ei[:, ei[0] != ei[1]]
         used = with_loops(ei, n) if loops else ei
         return ei, x, n, used
 
@@ -1068,6 +1075,10 @@ def generate(out_dir, cora_dir):
         grads = grad_set(name, "own", c, res, list(inputs), list(pmap))
         if loops:
             notes += " " + LOOP_NOTE
+        if loops == "replace":
+            notes += (" The graph's own self-loops are removed first, as "
+                      "PyG's remove_self_loops does: edge_index.npy holds "
+                      "the graph without them.")
         er = empty_rows(used, n)
         if er:
             notes += f" Vertices without in-edges: {er}."
@@ -1076,8 +1087,8 @@ def generate(out_dir, cora_dir):
                       "tools/make_goldens.py); the layer, hyper-parameters "
                       "and parameters of " + same_layer_as + ".")
         write_case(name, gnn=gnn, definition=definition, hparams=hparams,
-                   graph=kind, self_loops=loops, ei=ei, n=n, inputs=inputs,
-                   params=params, expected={"out": out}, pyg=ctor,
+                   graph=kind, self_loops=bool(loops), ei=ei, n=n,
+                   inputs=inputs, params=params, expected={"out": out}, pyg=ctor,
                    pyg_forward=pyg_forward, notes=notes, checks=checks,
                    grads=grads,
                    extra={"same_layer_as": same_layer_as}
@@ -1273,13 +1284,18 @@ def generate(out_dir, cora_dir):
         notes="Parameter map: beta = beta (1.7 here; PyG and agnnconv.gnn "
               "start it at 1).")
 
-    def split_rows(conv_lin, top, bottom, k):
-        """Two of our parameters that are the top and bottom rows of a PyG
-        Linear's weight transposed (the layer multiplies the two halves of
-        a concatenation separately): {name: (tensor, to PyG, back)}."""
-        whole = lambda _a: np.concatenate([top[1], bottom[1]]).T  # noqa: E731
-        return {top[0]: (conv_lin.weight, whole, lambda g_: g_.T[:k]),
-                bottom[0]: (conv_lin.weight, whole, lambda g_: g_.T[k:])}
+    def split_rows(conv_lin, *parts):
+        """Our parameters (name, array) that are consecutive row blocks of a
+        PyG Linear's weight transposed (the layer multiplies the parts of a
+        concatenation separately): {name: (tensor, to PyG, back)}."""
+        whole = lambda _a: np.concatenate([a for _, a in parts]).T  # noqa
+        out, start = {}, 0
+        for name_, a in parts:
+            rows = slice(start, start + a.shape[0])
+            out[name_] = (conv_lin.weight, whole,
+                          lambda g_, rows=rows: g_.T[rows])
+            start += a.shape[0]
+        return out
 
     att_l, att_r = glorot(rngl, (F, 1), F, 1), glorot(rngl, (F, 1), F, 1)
     x0f = quant(rngl.normal(0.0, 1.0, size=(SMALL_N, F)))
@@ -1361,10 +1377,10 @@ def generate(out_dir, cora_dir):
         inputs={"x": x_s}, params=cg,
         pyg_params=lambda conv: {
             **split_rows(conv.lin_f, ("W_f_dst", cg["W_f_dst"]),
-                         ("W_f_src", cg["W_f_src"]), F),
+                         ("W_f_src", cg["W_f_src"])),
             "b_f": same(conv.lin_f.bias),
             **split_rows(conv.lin_s, ("W_s_dst", cg["W_s_dst"]),
-                         ("W_s_src", cg["W_s_src"]), F),
+                         ("W_s_src", cg["W_s_src"])),
             "b_s": same(conv.lin_s.bias)},
         call=lambda conv, t, e: conv(t["x"], e),
         pyg_forward="conv(x, edge_index)", ref=cg_ref,
@@ -1429,7 +1445,7 @@ def generate(out_dir, cora_dir):
         inputs={"x": x_s}, params=ec,
         pyg_params=lambda conv: {
             **split_rows(conv.nn[0], ("W1_dst", ec["W1_dst"]),
-                         ("W1_diff", ec["W1_diff"]), F),
+                         ("W1_diff", ec["W1_diff"])),
             "b1": same(conv.nn[0].bias),
             **lin(conv.nn[2], "W2", "b2")},
         call=lambda conv, t, e: conv(t["x"], e),
@@ -1517,7 +1533,7 @@ def generate(out_dir, cora_dir):
         inputs={"x": x_s, "pos": pos_s}, params=pn,
         pyg_params=lambda conv: {
             **split_rows(conv.local_nn[0], ("W1_x", pn["W1_x"]),
-                         ("W1_pos", pn["W1_pos"]), F),
+                         ("W1_pos", pn["W1_pos"])),
             "b1": same(conv.local_nn[0].bias),
             **lin(conv.local_nn[2], "W2", "b2")},
         call=lambda conv, t, e: conv(t["x"], t["pos"], e),
@@ -1667,6 +1683,216 @@ def generate(out_dir, cora_dir):
             ref=lambda used, n, x, aggr=aggr, root=root: simple_ref(
                 used, n, x, aggr, root),
             notes="No parameters.")
+
+    cl = {"W_out": glorot(rngl, (F, O), F, O), "b": small_vec(rngl, (O,)),
+          "W_root": glorot(rngl, (F, O), F, O)}
+
+    def cl_ref(used, n, x, W_out, b, W_root):
+        deg = np.maximum(np.bincount(used[1], minlength=n), 1)[:, None]
+        return ((spread(used, x) + 0.5 * x) / deg) @ W_out + b + x @ W_root
+    library_case(
+        "clustergcnconv_small_selfloops", definition="ClusterGCNConv",
+        gnn="gnn/clustergcnconv.gnn",
+        hparams={"in_dim": F, "out_dim": O, "diag_lambda": 0.5},
+        loops="replace", ctor="ClusterGCNConv(%d, %d, diag_lambda=0.5)" % (
+            F, O),
+        inputs={"x": x_s}, params=cl,
+        pyg_params=lambda conv: {**lin(conv.lin_out, "W_out", "b"),
+                                 **lin(conv.lin_root, "W_root", None)},
+        call=lambda conv, t, e: conv(t["x"], e),
+        pyg_forward="conv(x, edge_index)", ref=cl_ref,
+        notes="Parameter map: W_out, b = lin_out (weight transposed); "
+              "W_root = lin_root.weight.T (no bias). PyG's default "
+              "add_self_loops=True removes the graph's self-loops and adds "
+              "one per vertex; the case's graph is that graph already, so "
+              "PyG's pass leaves it as it is.")
+
+    NF, CUT = 6, 5.0
+    cf = {"W1": glorot(rngl, (F, NF), F, NF),
+          "W2": glorot(rngl, (NF, O), NF, O), "b2": small_vec(rngl, (O,)),
+          "W_nn1": glorot(rngl, (D, NF), D, NF),
+          "b_nn1": small_vec(rngl, (NF,)),
+          "W_nn2": glorot(rngl, (NF, NF), NF, NF),
+          "b_nn2": small_vec(rngl, (NF,))}
+    dist_s = quant(rngl.uniform(0.0, CUT, size=(ei_s.shape[1],)))
+
+    def cf_ref(used, n, x, edge_weight, edge_attr, W1, W2, b2, W_nn1, b_nn1,
+               W_nn2, b_nn2):
+        cut = 0.5 * (np.cos(edge_weight * np.pi / CUT) + 1.0)
+        s_ = edge_attr @ W_nn1 + b_nn1
+        filt = (np.where(s_ > 20, s_, np.log1p(np.exp(s_))) - np.log(2.0)
+                ) @ W_nn2 + b_nn2
+        msg = (x @ W1)[used[0]] * filt * cut[:, None]
+        out = np.zeros((n, NF))
+        np.add.at(out, used[1], msg)
+        return out @ W2 + b2
+    library_case(
+        "cfconv_small", definition="CFConv", gnn="gnn/cfconv.gnn",
+        hparams={"in_dim": F, "out_dim": O, "num_filters": NF,
+                 "num_gaussians": D, "cutoff": CUT},
+        loops=False,
+        ctor=("CFConv(%d, %d, %d, torch.nn.Sequential(torch.nn.Linear(%d, "
+              "%d), ShiftedSoftplus(), torch.nn.Linear(%d, %d)), %r)" % (
+                  F, O, NF, D, NF, NF, NF, CUT)),
+        inputs={"x": x_s, "edge_weight": dist_s, "edge_attr": ea3},
+        params=cf,
+        pyg_params=lambda conv: {
+            **lin(conv.lin1, "W1", None), **lin(conv.lin2, "W2", "b2"),
+            **lin(conv.nn[0], "W_nn1", "b_nn1"),
+            **lin(conv.nn[2], "W_nn2", "b_nn2")},
+        call=lambda conv, t, e: conv(t["x"], e, t["edge_weight"],
+                                     t["edge_attr"]),
+        pyg_forward="conv(x, edge_index, edge_weight, edge_attr)",
+        ref=cf_ref,
+        notes="torch_geometric.nn.models.schnet.CFConv with SchNet's filter "
+              "network as nn. Parameter map: W1 = lin1.weight.T (no bias); "
+              "W2, b2 = lin2; W_nn1, b_nn1 = nn[0]; W_nn2, b_nn2 = nn[2]; "
+              "each W the weight transposed. edge_weight (distances) and "
+              "edge_attr have a row per column of edge_index.")
+
+    gen = {"W_src": glorot(rngl, (F, O), F, O),
+           "W_dst": glorot(rngl, (F, O), F, O),
+           "W_edge": glorot(rngl, (D, O), D, O), "t": np.array([0.75]),
+           "W1": glorot(rngl, (O, 2 * O), O, 2 * O),
+           "W2": glorot(rngl, (2 * O, O), 2 * O, O)}
+    gen_ln = dict(gen, ln_weight=quant(rngl.normal(1.0, 0.2, size=(2 * O,))),
+                  ln_bias=small_vec(rngl, (2 * O,)))
+
+    def gen_ref(used, n, x, edge_attr, W_src, W_dst, W_edge, t, W1, W2,
+                ln_weight=None, ln_bias=None):
+        m = np.maximum((x @ W_src)[used[0]] + edge_attr @ W_edge, 0.0) + 1e-7
+        agg = softmax_sum(used, n, m * t, m[..., None])[..., 0]
+        z = (agg + x @ W_dst) @ W1
+        if ln_weight is not None:
+            z = (z - z.mean(-1, keepdims=True)) / np.sqrt(
+                z.var(-1, keepdims=True) + 1e-5) * ln_weight + ln_bias
+        return np.maximum(z, 0.0) @ W2
+
+    def gen_params(conv, norm):
+        """PyG's MLP: Linear, [LayerNorm,] ReLU, Dropout(0), Linear."""
+        m = {**lin(conv.lin_src, "W_src", None),
+             **lin(conv.lin_dst, "W_dst", None),
+             **lin(conv.lin_edge, "W_edge", None),
+             "t": same(conv.aggr_module.t), **lin(conv.mlp[0], "W1", None)}
+        if norm:
+            m.update(ln_weight=same(conv.mlp[1].weight),
+                     ln_bias=same(conv.mlp[1].bias))
+        m.update(lin(conv.mlp[4 if norm else 3], "W2", None))
+        return m
+    for case, definition, norm, params_, note in (
+            ("genconv_small", "GENConv", None, gen,
+             "W2 = mlp[3].weight.T (mlp[2] is a Dropout(0)). norm=None: "
+             "PyG's default, a batch norm in the MLP, has no counterpart "
+             "yet."),
+            ("genconv_small_layernorm", "GENConvLayerNorm", "layer", gen_ln,
+             "norm='layer': mlp[1] is a torch.nn.LayerNorm (eps 1e-5), "
+             "ln_weight = mlp[1].weight, ln_bias = mlp[1].bias; W2 = "
+             "mlp[4].weight.T.")):
+        library_case(
+            case, definition=definition, gnn="gnn/genconv.gnn",
+            hparams={"in_dim": F, "out_dim": O, "edge_dim": D}, loops=False,
+            ctor=("GENConv(%d, %d, aggr='softmax', learn_t=True, edge_dim=%d, "
+                  "norm=%r)" % (F, O, D, norm)),
+            inputs={"x": x_s, "edge_attr": ea3}, params=params_,
+            pyg_params=lambda conv, norm=norm: gen_params(conv, norm),
+            call=lambda conv, t, e: conv(t["x"], e, t["edge_attr"]),
+            pyg_forward="conv(x, edge_index, edge_attr)", ref=gen_ref,
+            notes="Parameter map: W_src = lin_src.weight.T, W_dst = "
+                  "lin_dst.weight.T, W_edge = lin_edge.weight.T, t = "
+                  "aggr_module.t (set to 0.75), W1 = mlp[0].weight.T (no "
+                  "biases: PyG's bias=False); " + note + " edge_attr has a "
+                  "row per column of edge_index.")
+
+    Hp = 6
+    pd = {"W": glorot(rngl, (F, O), F, O),
+          "W_e1": glorot(rngl, (D, Hp), D, Hp), "b_e1": small_vec(rngl, (Hp,)),
+          "W_e2": glorot(rngl, (Hp, 1), Hp, 1), "b_e2": small_vec(rngl, (1,)),
+          "b": small_vec(rngl, (O,))}
+
+    def pd_ref(used, n, x, edge_attr, W, W_e1, b_e1, W_e2, b_e2, b):
+        w = 1.0 / (1.0 + np.exp(-(np.maximum(edge_attr @ W_e1 + b_e1, 0.0)
+                                  @ W_e2 + b_e2)[:, 0]))
+        deg = np.zeros(n)
+        np.add.at(deg, used[1], w)
+        dis = np.where(deg > 0, 1.0 / np.sqrt(np.where(deg > 0, deg, 1.0)),
+                       0.0)
+        return spread(used, x @ W, dis[used[0]] * w * dis[used[1]]) + b
+    library_case(
+        "pdnconv_small", definition="PDNConv", gnn="gnn/pdnconv.gnn",
+        hparams={"in_dim": F, "out_dim": O, "edge_dim": D, "hidden": Hp},
+        loops=False,
+        ctor=("PDNConv(%d, %d, %d, %d, add_self_loops=False)" % (
+            F, O, D, Hp)),
+        inputs={"x": x_s, "edge_attr": ea3}, params=pd,
+        pyg_params=lambda conv: {
+            **lin(conv.lin, "W", None),
+            **lin(conv.mlp[0], "W_e1", "b_e1"),
+            **lin(conv.mlp[2], "W_e2", "b_e2"), "b": same(conv.bias)},
+        call=lambda conv, t, e: conv(t["x"], e, t["edge_attr"]),
+        pyg_forward="conv(x, edge_index, edge_attr)", ref=pd_ref,
+        notes="Parameter map: W = lin.weight.T (no bias); W_e1, b_e1 = "
+              "mlp[0]; W_e2, b_e2 = mlp[2] (each weight transposed); b = "
+              "bias. gcn_norm with the learnt edge weights, no self-loops "
+              "added. edge_attr has a row per column of edge_index.")
+
+    pn4 = {"W_edge": glorot(rngl, (D, F), D, F),
+           "b_edge": small_vec(rngl, (F,)),
+           "W_pre_dst": glorot(rngl, (F, F), 3 * F, F),
+           "W_pre_src": glorot(rngl, (F, F), 3 * F, F),
+           "W_pre_edge": glorot(rngl, (F, F), 3 * F, F),
+           "b_pre": small_vec(rngl, (F,)),
+           "W_post": glorot(rngl, (13 * F, O), 13 * F, O),
+           "b_post": small_vec(rngl, (O,)),
+           "W_lin": glorot(rngl, (O, O), O, O), "b_lin": small_vec(rngl, (O,))}
+    # PyG's deg: the in-degree histogram of the small graph.
+    pna_hist = np.bincount(np.bincount(ei_s[1], minlength=SMALL_N))
+    pna_avg_log = float((np.log(np.arange(len(pna_hist)) + 1.0) *
+                         pna_hist).sum() / pna_hist.sum())
+
+    def pna_ref(used, n, x, edge_attr, W_edge, b_edge, W_pre_dst, W_pre_src,
+                W_pre_edge, b_pre, W_post, b_post, W_lin, b_lin):
+        src, dst = used[0], used[1]
+        h = ((x @ W_pre_dst + b_pre)[dst] + (x @ W_pre_src)[src]
+             + (edge_attr @ W_edge + b_edge) @ W_pre_edge)
+        deg = np.bincount(dst, minlength=n).astype(np.float64)[:, None]
+        s1, s2 = np.zeros((n, F)), np.zeros((n, F))
+        np.add.at(s1, dst, h)
+        np.add.at(s2, dst, h * h)
+        mean, mean2 = s1 / np.maximum(deg, 1.0), s2 / np.maximum(deg, 1.0)
+        std = np.sqrt(np.maximum(mean2 - mean * mean, 1e-5))
+        agg = np.concatenate([mean, -max_of(used, n, -h), max_of(used, n, h),
+                              std], -1)
+        amp = np.log(deg + 1.0) / pna_avg_log
+        att = pna_avg_log / np.log(np.maximum(deg, 1.0) + 1.0)
+        post = np.concatenate([x, agg, agg * amp, agg * att], -1) @ W_post
+        return (post + b_post) @ W_lin + b_lin
+    library_case(
+        "pnaconv_small", definition="PNAConv", gnn="gnn/pnaconv.gnn",
+        hparams={"in_dim": F, "out_dim": O, "edge_dim": D,
+                 "avg_deg_log": pna_avg_log},
+        loops=False,
+        ctor=("PNAConv(%d, %d, ['mean', 'min', 'max', 'std'], ['identity', "
+              "'amplification', 'attenuation'], torch.tensor(%s), "
+              "edge_dim=%d)" % (F, O, pna_hist.tolist(), D)),
+        inputs={"x": x_s, "edge_attr": ea3}, params=pn4,
+        pyg_params=lambda conv: {
+            **lin(conv.edge_encoder, "W_edge", "b_edge"),
+            **split_rows(conv.pre_nns[0][0], ("W_pre_dst", pn4["W_pre_dst"]),
+                         ("W_pre_src", pn4["W_pre_src"]),
+                         ("W_pre_edge", pn4["W_pre_edge"])),
+            "b_pre": same(conv.pre_nns[0][0].bias),
+            **lin(conv.post_nns[0][0], "W_post", "b_post"),
+            **lin(conv.lin, "W_lin", "b_lin")},
+        call=lambda conv, t, e: conv(t["x"], e, t["edge_attr"]),
+        pyg_forward="conv(x, edge_index, edge_attr)", ref=pna_ref,
+        notes="Parameter map: W_edge, b_edge = edge_encoder; [W_pre_dst; "
+              "W_pre_src; W_pre_edge] = pre_nns[0][0].weight.T by rows "
+              "(x_i, x_j, the encoded edge), b_pre = its bias; W_post, "
+              "b_post = post_nns[0][0]; W_lin, b_lin = lin; each W the "
+              "weight transposed. deg is the small graph's in-degree "
+              "histogram, and avg_deg_log = %.17g is PyG's avg_deg_log "
+              "from it (the power-law case keeps the layer). edge_attr has "
+              "a row per column of edge_index." % pna_avg_log)
 
     # ---------------- PyG behaviour probes ----------------
 

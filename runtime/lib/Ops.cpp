@@ -567,6 +567,12 @@ void gnnc::rt::gelu(const float *x, float *y, int64_t n) {
 void gnnc::rt::erf(const float *x, float *y, int64_t n) {
   unaryMap(x, y, n, [](float v) { return std::erf(v); });
 }
+void gnnc::rt::sin(const float *x, float *y, int64_t n) {
+  unaryMap(x, y, n, [](float v) { return std::sin(v); });
+}
+void gnnc::rt::cos(const float *x, float *y, int64_t n) {
+  unaryMap(x, y, n, [](float v) { return std::cos(v); });
+}
 void gnnc::rt::elu(const float *x, float *y, int64_t n, float alpha) {
   expFamily(x, y, n, ExpFn::Elu, alpha);
 }

@@ -28,6 +28,7 @@
 
 #include <cmath>
 #include <iostream>
+#include <set>
 
 using namespace gnnc;
 using namespace gnnc::testing_support;
@@ -309,7 +310,8 @@ TEST(PyGGoldenSet, AllLayersCovered) {
         "nnconv_small", "gmmconv_small", "pointnetconv_small_selfloops",
         "generalconv_small", "supergatconv_small_selfloops", "filmconv_small",
         "simpleconv_small", "simpleconv_small_mean",
-        "simpleconv_small_max_root"})
+        "simpleconv_small_max_root", "clustergcnconv_small_selfloops",
+        "cfconv_small", "genconv_small", "pdnconv_small", "pnaconv_small"})
     EXPECT_NE(std::find(cases.begin(), cases.end(), prefix), cases.end())
         << prefix;
   // Every case of the library on the power-law graph too.
@@ -324,6 +326,25 @@ TEST(PyGGoldenSet, AllLayersCovered) {
     EXPECT_NE(std::find(cases.begin(), cases.end(), power), cases.end())
         << power;
   }
+  // Every file of the library is some case's layer.
+  std::set<std::string> covered;
+  for (const std::string &c : cases) {
+    Case loaded;
+    ASSERT_TRUE(loadCase(c, loaded)) << c;
+    covered.insert(loaded.json.getString("gnn")->str());
+  }
+  std::error_code ec;
+  int files = 0;
+  for (llvm::sys::fs::directory_iterator it(joinPath({kRoot, "gnn"}), ec), end;
+       it != end && !ec; it.increment(ec)) {
+    llvm::StringRef file = llvm::sys::path::filename(it->path());
+    if (!file.ends_with(".gnn"))
+      continue;
+    ++files;
+    EXPECT_TRUE(covered.count(("gnn/" + file).str())) << file.str();
+  }
+  EXPECT_FALSE(ec) << ec.message();
+  EXPECT_GE(files, 25);
 }
 
 } // namespace

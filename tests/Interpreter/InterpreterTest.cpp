@@ -153,6 +153,13 @@ layer Agg(d: int = 2):
         return concat([[v.s for v in g.dst_vertex], [v.a for v in g.dst_vertex],
                        [v.hi for v in g.dst_vertex], [v.lo for v in g.dst_vertex]], 1)
 
+layer Std(d: int = 2):
+    def forward(g: Graph, x: f32[N, d]) -> f32[N, d]:
+        g.set_vertex_attr({"h": x})
+        for v in g.dst_vertex:
+            v.sd = g.std([u.h for u in v.innbs])
+        return [v.sd for v in g.dst_vertex]
+
 layer Degrees(d: int = 1):
     def forward(g: Graph, x: f32[N, d]) -> f32[N, 2]:
         return concat([reshape(g.in_degree(), [N, 1]),
@@ -178,6 +185,22 @@ TEST(InterpreterAggregation, SumAvgMaxMinOnG) {
                 -1, 8,  -1.0 / 3, 8.0 / 3, 3, 6,  -5, -2, // v2
                 0,  0,  0,        0,       0, 0,  0,  0,  // v3
             });
+}
+
+TEST(InterpreterAggregation, StdOnG) {
+  Program p;
+  ASSERT_TRUE(compile(p, kAggregations, "Std"));
+  // x0 = [1, 0], x1 = [3, 2], x2 = [-5, 1], x3 = [7, 8].
+  // v0, v3: no in-edges; v1: x0 twice, variance 0. All three get the
+  // variance floor: sqrt(1e-5).
+  // v2: x0, x1, x2. Column 0: mean -1/3, mean of squares 35/3, variance
+  // 35/3 - 1/9 = 104/9. Column 1: mean 1, mean of squares 5/3, variance 2/3.
+  const double floor = std::sqrt(1e-5);
+  expectRun(p,
+            {graphValue(graphG()), tensor({4, 2}, {1, 0, 3, 2, -5, 1, 7, 8})},
+            {4, 2},
+            {floor, floor, floor, floor, std::sqrt(104.0) / 3,
+             std::sqrt(2.0 / 3), floor, floor});
 }
 
 TEST(InterpreterAggregation, DegreesCountMultiEdgesAndSelfLoops) {
@@ -497,6 +520,14 @@ layer Elementwise():
                                max(x, 0.5), min(x, 0.5), x ** 2,
                                exp(x), x / 2], 0), [15, 4])
 
+layer Trig():
+    def forward(x: f32[4]) -> f32[2, 4]:
+        return reshape(concat([sin(x), cos(x)], 0), [2, 4])
+
+layer Norm():
+    def forward(x: f32[2, 4]) -> f32[2, 4]:
+        return layer_norm(x, eps=0.25)
+
 layer Roots():
     def forward(x: f32[3]) -> f32[3, 3]:
         return reshape(concat([sqrt(x), rsqrt(x), log(x)], 0), [3, 3])
@@ -631,6 +662,27 @@ TEST(InterpreterDense, ElementwiseFunctions) {
   EXPECT_NEAR(gelu(-1), -0.15865525393145707, 1e-15);
   EXPECT_NEAR(gelu(1.5), 1.3997891980, 1e-9);
   expectRun(p, {tensor({4}, {-2, -1, 0, 1.5})}, {15, 4}, want);
+}
+
+TEST(InterpreterDense, SineAndCosine) {
+  Program p;
+  ASSERT_TRUE(compile(p, kDense, "Trig"));
+  // x = [0, pi/6, pi/2, pi]: sin = [0, 1/2, 1, 0], cos = [1, sqrt(3)/2, 0,
+  // -1] (up to the rounding of pi in double).
+  const double pi = 3.141592653589793;
+  expectRun(p, {tensor({4}, {0, pi / 6, pi / 2, pi})}, {2, 4},
+            {0, 0.5, 1, 0, 1, std::sqrt(3.0) / 2, 0, -1});
+}
+
+TEST(InterpreterDense, LayerNormOverTheLastAxis) {
+  Program p;
+  ASSERT_TRUE(compile(p, kDense, "Norm"));
+  // Row [1, 2, 3, 6]: mean 3, biased variance (4 + 1 + 0 + 9) / 4 = 3.5,
+  // 1 / sqrt(3.5 + 0.25) = 1 / sqrt(3.75). Row [5, 5, 5, 5]: variance 0,
+  // so 0 everywhere.
+  const double s = 1 / std::sqrt(3.75);
+  expectRun(p, {tensor({2, 4}, {1, 2, 3, 6, 5, 5, 5, 5})}, {2, 4},
+            {-2 * s, -s, 0, 3 * s, 0, 0, 0, 0});
 }
 
 TEST(InterpreterDense, RootsAndLog) {

@@ -97,7 +97,10 @@ GOLDEN_CASES = ["gcn_small", "gcn_small_selfloops", "gat_small_concat",
                 "lgconv_small", "leconv_small", "gcn2conv_small_selfloops",
                 # Attention, edge features, a matrix per edge on the
                 # power-law graph.
-                "transformerconv_small", "gineconv_small", "nnconv_power"]
+                "transformerconv_small", "gineconv_small", "nnconv_power",
+                # g.std and the degree scalers; layer_norm; two inputs per
+                # edge and cos.
+                "pnaconv_power", "genconv_small_layernorm", "cfconv_small"]
 
 
 class Goldens(unittest.TestCase):

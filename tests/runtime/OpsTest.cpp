@@ -87,8 +87,9 @@ TEST(OpsNaN, LeakyReluAndElu) {
 }
 
 TEST(OpsNaN, OtherUnaryFunctionsKeepNaN) {
-  for (UnaryFn fn : {rt::neg, rt::exp, rt::log, rt::sqrt, rt::rsqrt, rt::abs,
-                     rt::sigmoid, rt::tanh, rt::gelu, rt::erf}) {
+  for (UnaryFn fn :
+       {rt::neg, rt::exp, rt::log, rt::sqrt, rt::rsqrt, rt::abs, rt::sigmoid,
+        rt::tanh, rt::gelu, rt::erf, rt::sin, rt::cos}) {
     std::vector<float> y = apply(fn, {kNaN, -kNaN});
     EXPECT_TRUE(std::isnan(y[0]) && std::isnan(y[1]));
   }

@@ -64,6 +64,8 @@ import traceback
 
 import numpy as np
 
+import library
+
 
 def proc_status(key):
     with open("/proc/self/status") as f:
@@ -177,6 +179,11 @@ def probe():
 
 def build_layer(impl, layer, F):
     import torch
+    spec = library.entry_of(layer)
+    if spec is not None:
+        if impl != "pyg":
+            raise ValueError("library layers run against pyg only")
+        return spec["pyg"](F, library.pyg_namespace())
     if impl == "gnnc-torch":
         import gnnc.torch as gt
         from bench import LAYERS, ROOT
@@ -341,6 +348,19 @@ def run(args):
             else:
                 def layer_fn():
                     return model(graph, x)
+        elif library.entry_of(args.layer) is not None:
+            spec = library.entry_of(args.layer)
+            if spec.get("eval"):
+                model.eval()
+            extra = {}
+            for name, dims in spec["inputs"].items():
+                shape = [{"N": N, "E": E, "F": F}.get(d, d) for d in dims]
+                extra[name] = (torch.rand(*shape, generator=gen) * 2 - 1).to(dev)
+                if train:
+                    extra[name].requires_grad_(True)
+
+            def layer_fn():
+                return spec["call"](model, x, graph, extra)
         elif impl == "gnnc-torch" and args.layer == "gin":
             w = torch.ones(E, device=dev)
 

@@ -23,6 +23,13 @@ Run through tools/bench (which installs what is missing first):
                                 torch.compile): its section of
                                 docs/benchmarks.md and
                                 docs/benchmarks/torch-results.json
+    tools/bench --library       every layer of the library (gnn/ and the
+                                examples' layers with a PyG counterpart,
+                                tools/benchmarks/library.py) against PyG on
+                                rmat-17 at F = 64, inference and forward +
+                                backward: its section of docs/benchmarks.md,
+                                docs/benchmarks/library.png and
+                                docs/benchmarks/library-results.json
     tools/bench --sampling      mini-batch sampling throughput of gnnc_sample
                                 against DGL GraphBolt and PyG
                                 (tools/benchmarks/sampling/run.py): its
@@ -59,6 +66,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 import graphs  # noqa: E402
+import library  # noqa: E402
 
 DEB_PY = "/usr/bin/python3"
 IMPLS = ["gnnc", "pyg", "pyg-sparse", "dgl"]
@@ -97,6 +105,10 @@ LAYERS = {
                       entry="GCN",
                       defines=lambda F: {"in_dim": 1433, "hidden": 16, "classes": 7}),
 }
+# The layer library (tools/bench --library, tools/benchmarks/library.py).
+LAYERS.update({library.layer_key(k): dict(title=v["title"], source=v["source"],
+                                          entry=v["entry"], defines=v["defines"])
+               for k, v in library.LIBRARY.items()})
 LAYER_ORDER = ["gcn", "gat1", "gat8", "sage_mean", "sage_max", "gin", "gcn_agg",
                "gcn_model"]
 
@@ -197,6 +209,24 @@ def torch_plan():
                 cases.append(dict(id="rmat-17/%s/F64/%s/%s" % (layer, mode, impl),
                                   groups=["torch"], graph="rmat-17", layer=layer,
                                   width=64, mode=mode, impl=impl))
+    return cases
+
+
+def library_plan():
+    """tools/bench --library: every library layer (tools/benchmarks/library.py)
+    and the examples' layers with a PyG counterpart, on rmat-17 at F = 64,
+    inference and forward + backward, gnnc against PyG."""
+    layers = ["gcn", "gat8", "sage_mean", "sage_max", "gin"]
+    layers += [library.layer_key(k) for k in library.LIBRARY]
+    cases = []
+    for layer in layers:
+        spec = library.entry_of(layer) or {}
+        width = spec.get("width", 64)
+        for mode in ("infer", "train"):
+            for impl in ("gnnc", "pyg"):
+                cases.append(dict(id="rmat-17/%s/F%d/%s/%s" % (layer, width, mode, impl),
+                                  groups=["library"], graph="rmat-17", layer=layer,
+                                  width=width, mode=mode, impl=impl))
     return cases
 
 
@@ -945,6 +975,10 @@ def main():
                     help="gnnc's layers from PyTorch (gnnc.torch) against gnnc "
                     "native and PyG, old and current, instead: its section of "
                     "docs/benchmarks.md and docs/benchmarks/torch-results.json")
+    ap.add_argument("--library", action="store_true",
+                    help="every layer of the library against PyG on rmat-17 at "
+                    "F = 64 instead: its section of docs/benchmarks.md and "
+                    "docs/benchmarks/library-results.json")
     ap.add_argument("--sampling", action="store_true",
                     help="mini-batch sampling throughput against DGL GraphBolt and "
                     "PyG instead (tools/benchmarks/sampling/run.py; with --quick, a "
@@ -953,15 +987,18 @@ def main():
     if args.quick and args.full:
         ap.error("--quick and --full exclude each other")
 
+    if args.library and (args.quick or args.torch):
+        ap.error("--library has no quick mode and excludes --torch")
     if args.torch and args.quick:
         ap.error("--torch has no quick mode (tests/python and tools/test-python.sh "
                  "test gnnc.torch)")
     if args.out:
         out_dir = pathlib.Path(args.out).resolve()
-    elif args.only and not args.report_only and not args.torch:
+    elif args.only and not args.report_only and not (args.torch or args.library):
         # A partial run never overwrites the doc.
         out_dir = ROOT / "build" / "bench-only"
-    if args.out or (args.only and not args.report_only and not args.torch):
+    if args.out or (args.only and not args.report_only
+                    and not (args.torch or args.library)):
         doc = out_dir / "benchmarks.md"
         assets = out_dir / "benchmarks"
     elif args.quick:
@@ -974,6 +1011,11 @@ def main():
         assets = out_dir / "benchmarks"
     json_path = assets / "results.json"
     import report  # noqa: E402  (matplotlib is imported lazily there)
+    if args.report_only and args.library:
+        report.update_library(json.loads((assets / "library-results.json").read_text()),
+                              doc, assets)
+        log("wrote %s" % doc)
+        return 0
     if args.report_only and args.torch:
         report.update_torch(json.loads((assets / "torch-results.json").read_text()),
                             doc, assets)
@@ -995,7 +1037,7 @@ def main():
         args.mem_cap = int(args.mem_cap_gb * 2 ** 30)
     if args.time_cap is None:
         args.time_cap = 60 if args.quick else 240
-    if args.budget is None and not args.quick and not args.torch:
+    if args.budget is None and not args.quick and not (args.torch or args.library):
         args.budget = 25.0
     t0 = time.time()
 
@@ -1004,7 +1046,8 @@ def main():
     if args.no_install and (args.pydeps / "install.json").exists():
         install_state = json.loads((args.pydeps / "install.json").read_text())
 
-    plan = torch_plan() if args.torch else make_plan(args.quick)
+    plan = (torch_plan() if args.torch else
+            library_plan() if args.library else make_plan(args.quick))
     if args.only:
         rx = re.compile(args.only)
         plan = [c for c in plan if rx.search(c["id"])]
@@ -1049,6 +1092,9 @@ def main():
         if not avail[impl][0]:
             log("%s unavailable: %s" % (impl, avail[impl][1][:200]))
 
+    if args.library:
+        return run_library(args, plan, driver, gdirs, metas, machine, probe,
+                           avail, install_state, assets, doc, t0)
     if args.torch:
         return run_torch(args, plan, driver, gdirs, metas, machine, probe, avail,
                          install_state, assets, doc, t0)
@@ -1119,6 +1165,30 @@ def main():
     return 0
 
 
+def section_data(args, machine, probe, avail, install_state, metas, results,
+                 t0):
+    """The JSON of a run that writes one section (--torch, --library)."""
+    machine["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
+    return {
+        "schema": 1,
+        "kind": "partial" if args.only else "full",
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": "tools/bench " + " ".join(sys.argv[1:]),
+        "machine": machine,
+        "threads": args.threads,
+        "arch_flags": args.arch_flags,
+        "install": install_state,
+        "probe": probe,
+        "availability": {k: {"ok": v[0], "reason": v[1]} for k, v in avail.items()},
+        "graphs": metas,
+        "layers": {k: {"title": v["title"], "source": v["source"], "entry": v["entry"],
+                       "note": (library.entry_of(k) or {}).get("note")}
+                   for k, v in LAYERS.items()},
+        "cases": results,
+        "wall_s": time.time() - t0,
+    }
+
+
 def run_torch(args, plan, driver, gdirs, metas, machine, probe, avail,
               install_state, assets, doc, t0):
     """The cases of tools/bench --torch, their JSON and their section. gnnc
@@ -1147,29 +1217,30 @@ def run_torch(args, plan, driver, gdirs, metas, machine, probe, avail,
             for rec_ in recs]
         results.append(rec)
     results += run_cases(others, ctx, args, metas, avail)
-    machine["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
-    data = {
-        "schema": 1,
-        "kind": "partial" if args.only else "full",
-        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "command": "tools/bench " + " ".join(sys.argv[1:]),
-        "machine": machine,
-        "threads": args.threads,
-        "arch_flags": args.arch_flags,
-        "install": install_state,
-        "probe": probe,
-        "availability": {k: {"ok": v[0], "reason": v[1]} for k, v in avail.items()},
-        "graphs": metas,
-        "layers": {k: {"title": v["title"], "source": v["source"], "entry": v["entry"]}
-                   for k, v in LAYERS.items()},
-        "cases": results,
-    }
-    data["wall_s"] = time.time() - t0
+    data = section_data(args, machine, probe, avail, install_state, metas,
+                        results, t0)
     assets.mkdir(parents=True, exist_ok=True)
     path = assets / "torch-results.json"
     path.write_text(json.dumps(data, indent=1) + "\n")
     log("wrote %s" % path)
     report.update_torch(data, doc, assets)
+    log("wrote %s (%.0f s in all)" % (doc, data["wall_s"]))
+    return 0
+
+
+def run_library(args, plan, driver, gdirs, metas, machine, probe, avail,
+                install_state, assets, doc, t0):
+    """The cases of tools/bench --library, their JSON and their section."""
+    import report  # noqa: E402
+    ctx = {"driver": driver, "graph_dirs": gdirs}
+    results = run_cases(plan, ctx, args, metas, avail, keep_order=True)
+    data = section_data(args, machine, probe, avail, install_state, metas,
+                        results, t0)
+    assets.mkdir(parents=True, exist_ok=True)
+    path = assets / "library-results.json"
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    log("wrote %s" % path)
+    report.update_library(data, doc, assets)
     log("wrote %s (%.0f s in all)" % (doc, data["wall_s"]))
     return 0
 

@@ -2809,3 +2809,143 @@ if __name__ == "__main__":
         sys.exit("usage: report.py RESULTS.json DOC.md ASSET_DIR\n"
                  "       report.py --gpu GPU_CHECK_OUTDIR DOC.md ASSET_DIR")
     write(json.loads(pathlib.Path(sys.argv[1]).read_text()), sys.argv[2], sys.argv[3])
+
+
+LIBRARY_HEADING = "## The layer library against PyG"
+LIBRARY_JSON = "library-results.json"
+
+
+def library_rows(d):
+    """Per layer of `d` (the JSON of tools/bench --library), in the run's
+    order: (layer, width, {mode: (gnnc median_s, PyG median_s, note)})."""
+    found = {}
+    order = []
+    for c in d.get("cases", []):
+        key = (c["layer"], c["width"])
+        if key not in found:
+            found[key] = {}
+            order.append(key)
+        med = c.get("result", {}).get("median_s") if c["status"] == "ok" else None
+        found[key].setdefault(c["mode"], {})[c["impl"]] = (med, c)
+    rows = []
+    for key in order:
+        rows.append((key[0], key[1], found[key]))
+    return rows
+
+
+def library_plot(d, assets):
+    """The speed-up per layer (PyG's median over gnnc's), both modes."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return {}
+    rows = library_rows(d)
+    titles, infer, train = [], [], []
+    for layer, _, modes in rows:
+        def ratio(mode):
+            m = modes.get(mode, {})
+            g, p = m.get("gnnc", (None,))[0], m.get("pyg", (None,))[0]
+            return p / g if g and p else 0.0
+        titles.append(d["layers"].get(layer, {}).get("title", layer))
+        infer.append(ratio("infer"))
+        train.append(ratio("train"))
+    if not titles:
+        return {}
+    fig, ax = plt.subplots(figsize=(8, 0.32 * len(titles) + 1.4))
+    ys = list(range(len(titles)))
+    ax.barh([y - 0.2 for y in ys], infer, 0.4, color="#1f77b4", label="inference")
+    ax.barh([y + 0.2 for y in ys], train, 0.4, color="#ff7f0e",
+            label="forward + backward")
+    ax.axvline(1.0, color="black", lw=0.8)
+    ax.set_yticks(ys)
+    ax.set_yticklabels(titles, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlabel("speed-up of gnnc over PyG (median time ratio; > 1: gnnc faster)")
+    ax.grid(axis="x", alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    assets = pathlib.Path(assets)
+    assets.mkdir(parents=True, exist_ok=True)
+    fig.savefig(assets / "library.png", dpi=110)
+    plt.close(fig)
+    return {"library.png": "%s/library.png" % assets.name}
+
+
+def library_section(d, made):
+    rows = library_rows(d)
+    g = d.get("graphs", {}).get("rmat-17", {})
+    probe = d.get("probe", {})
+    out = [LIBRARY_HEADING, ""]
+    out.append(
+        "Every layer of the library (`gnn/`, and the examples' layers with a PyG "
+        "counterpart) on rmat-17 (N = %s, E = %s) at F = 64, gnnc's generated C++ "
+        "against the PyG layer configured to compute the same function "
+        "(`tools/benchmarks/library.py` names both), PyG %s on Debian's PyTorch %s, "
+        "%d threads each; medians of the timed repetitions of one run, `tools/bench "
+        "--library`, %s. The speed-up is PyG's median over gnnc's."
+        % (fcount(g.get("N", 0)), fcount(g.get("E", 0)),
+           probe.get("torch_geometric", "?"),
+           probe.get("torch_debian") or probe.get("torch", "?"),
+           d.get("threads", 0), d.get("date_utc", "?")))
+    out.append("")
+    body = []
+    slower = []
+    ratios = {"infer": [], "train": []}
+    for layer, width, modes in rows:
+        info = d["layers"].get(layer, {})
+        cells = [info.get("title", layer) + ("" if width == 64 else " (F = %d)" % width)]
+        for mode in ("infer", "train"):
+            m = modes.get(mode, {})
+            gm, gc = m.get("gnnc", (None, None))
+            pm, pc = m.get("pyg", (None, None))
+            r = pm / gm if gm and pm else None
+            if r:
+                ratios[mode].append(r)
+                if r < 1:
+                    slower.append((info.get("title", layer), mode, r))
+            cells += [ftime(gm) if gm else short_status(gc) if gc else "–",
+                      ftime(pm) if pm else short_status(pc) if pc else "–",
+                      fratio(r)]
+        body.append(cells)
+    out.append(table(["layer", "gnnc, inference", "PyG, inference", "speed-up",
+                      "gnnc, fwd + bwd", "PyG, fwd + bwd", "speed-up"], body))
+    out.append("")
+    for mode, title in (("infer", "inference"), ("train", "forward + backward")):
+        if ratios[mode]:
+            out.append("Geometric mean of the speed-ups, %s: %s over %d layers "
+                       "(least %s, most %s)." % (
+                           title, fratio(geomean(ratios[mode])), len(ratios[mode]),
+                           fratio(min(ratios[mode])), fratio(max(ratios[mode]))))
+    out.append("")
+    if "library.png" in made:
+        out.append("![speed-up per layer](%s)" % made["library.png"])
+        out.append("")
+    notes = [(d["layers"][k].get("title", k), d["layers"][k]["note"])
+             for k, _, _ in rows if d["layers"].get(k, {}).get("note")]
+    if notes:
+        out.append("Where the two differ:")
+        out.append("")
+        out += ["- %s: %s." % n for n in notes]
+        out.append("")
+    if slower:
+        out.append("Layers where gnnc is slower than PyG:")
+        out.append("")
+        out += ["- %s, %s: %s." % (t, MODE_TITLES[m], fratio(r)) for t, m, r in slower]
+        out.append("")
+    else:
+        out.append("gnnc is faster than PyG on every layer, in both modes.")
+        out.append("")
+    return "\n".join(out)
+
+
+def update_library(d, doc, assets):
+    """Writes the plot of `d` (the JSON of tools/bench --library) and puts its
+    section into `doc`, leaving every other section as it is."""
+    doc = pathlib.Path(doc)
+    section = library_section(d, library_plot(d, assets))
+    text = doc.read_text() if doc.exists() else "# Benchmarks\n"
+    doc.parent.mkdir(parents=True, exist_ok=True)
+    doc.write_text(splice_section(text, LIBRARY_HEADING, section))

@@ -157,6 +157,20 @@ ValueType Checker::checkBuiltin(CallExpr &call, StringRef name) {
     return result;
   }
 
+  case BuiltinKind::LayerNorm: {
+    // Over the last axis of x's rows (the features), as torch's layer_norm
+    // with normalized_shape the last dimension.
+    BuiltinArgs args = matchArgs(call, {"x", "eps"}, 1, name, diags);
+    if (!args.ok)
+      return ValueType::error();
+    std::optional<ValueType> x = requireTensor(*args.slots[0]);
+    if (!x || !requireFloat(*x, name, args.slots[0]->getLoc()))
+      return ValueType::error();
+    if (args.slots[1] && !constantNumber(*args.slots[1], "eps", name))
+      return ValueType::error();
+    return concretize(*x);
+  }
+
   case BuiltinKind::Extremum: {
     bool hasAxis = llvm::any_of(call.args, [](const Arg &a) {
       return a.keyword.name == "axis" || a.keyword.name == "keepdims";

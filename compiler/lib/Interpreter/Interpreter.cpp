@@ -483,6 +483,12 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
       case UnaryFn::erf:
         x = std::erf(x);
         break;
+      case UnaryFn::sin:
+        x = std::sin(x);
+        break;
+      case UnaryFn::cos:
+        x = std::cos(x);
+        break;
       }
     }
     set(u.getResult(), std::move(t));

@@ -90,6 +90,8 @@ enum class Unary {
   Tanh,
   Gelu,
   Erf,
+  Sin,
+  Cos,
   Elu,
   LeakyRelu
 };
@@ -118,6 +120,10 @@ __device__ __forceinline__ float applyUnary(Unary fn, float v, float alpha) {
     return 0.5f * v * (1.0f + erff(v / sqrtf(2.0f)));
   case Unary::Erf:
     return erff(v);
+  case Unary::Sin:
+    return sinf(v);
+  case Unary::Cos:
+    return cosf(v);
   case Unary::Elu: // a NaN takes the second branch and stays a NaN
     return v > 0.0f ? v : alpha * (expf(v) - 1.0f);
   case Unary::LeakyRelu:
@@ -858,6 +864,8 @@ GNNC_UNARY(sigmoid, Sigmoid)
 GNNC_UNARY(tanh, Tanh)
 GNNC_UNARY(gelu, Gelu)
 GNNC_UNARY(erf, Erf)
+GNNC_UNARY(sin, Sin)
+GNNC_UNARY(cos, Cos)
 
 Status elu(const float *x, float *y, int64_t n, float alpha,
            cudaStream_t stream) {

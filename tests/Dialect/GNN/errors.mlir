@@ -85,7 +85,7 @@ func.func @dropout_needs_seed(%x: !gnn.tensor<dense, 4xf32>) {
 // -----
 
 func.func @unknown_unary_fn(%x: !gnn.tensor<dense, 4xf32>) {
-  // expected-error@+1 {{custom op 'gnn.unary' expected string or keyword containing one of the following enum values for attribute 'fn' [neg, exp, log, sqrt, rsqrt, abs, relu, sigmoid, tanh, gelu, elu, leaky_relu, erf]}}
+  // expected-error@+1 {{custom op 'gnn.unary' expected string or keyword containing one of the following enum values for attribute 'fn' [neg, exp, log, sqrt, rsqrt, abs, relu, sigmoid, tanh, gelu, elu, leaky_relu, erf, sin, cos]}}
   %0 = gnn.unary softplus %x : !gnn.tensor<dense, 4xf32>
   return
 }

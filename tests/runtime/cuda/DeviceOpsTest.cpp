@@ -132,6 +132,10 @@ TEST(CudaDeviceOps, Elementwise) {
        [](auto a, auto b, auto c) { return cu::gelu(a, b, c, nullptr); }},
       {"erf", rt::erf,
        [](auto a, auto b, auto c) { return cu::erf(a, b, c, nullptr); }},
+      {"sin", rt::sin,
+       [](auto a, auto b, auto c) { return cu::sin(a, b, c, nullptr); }},
+      {"cos", rt::cos,
+       [](auto a, auto b, auto c) { return cu::cos(a, b, c, nullptr); }},
       {"abs", rt::abs,
        [](auto a, auto b, auto c) { return cu::abs(a, b, c, nullptr); }},
   };

@@ -25,6 +25,7 @@ enum class BuiltinKind {
   Dropout,
   Range,
   Where,
+  LayerNorm,
 };
 
 /// One entry of Builtins.def.

@@ -1494,8 +1494,14 @@ static std::optional<g::BinaryFn> getBinaryFn(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
+/// The default epsilon of layer_norm, as torch's.
+static constexpr double kLayerNormEps = 1e-5;
+
+/// The least variance of g.std, as in PyG's StdAggregation.
+static constexpr double kStdVarianceFloor = 1e-5;
+
 /// The gnn.scatter or gnn.readout function of an aggregating graph method
-/// (Builtins.def).
+/// (Builtins.def); g.std is two mean scatters.
 static std::optional<g::ReduceFn> getGraphReduceFn(llvm::StringRef method) {
   return llvm::StringSwitch<std::optional<g::ReduceFn>>(method)
 #define AGGREGATION(Name, Fn, FloatOnly) .Case(#Name, g::ReduceFn::Fn)
@@ -1557,6 +1563,34 @@ Value MLIRGenImpl::lowerBuiltin(const CallExpr &call, llvm::StringRef name) {
     return builder.create<g::UnaryOp>(
         l, x.getType(), g::UnaryFnAttr::get(&context, *getUnaryFn(name)), x,
         alpha);
+  }
+  case BuiltinKind::LayerNorm: {
+    // (x - mean) / sqrt(var + eps) over the last axis, var the biased
+    // variance: gnn ops that autodiff and fusion already handle.
+    Value x = lower(*first);
+    if (!x)
+      return nullptr;
+    double eps = constArg(1, "eps", kLayerNormEps);
+    Direction direction = call.type->direction;
+    g::DomainTensorType t = typeOf(x);
+    llvm::SmallVector<int64_t> shape(t.getShape());
+    shape.back() = 1;
+    auto meanOfLastAxis = [&](Value v) -> Value {
+      return builder.create<g::ReduceOp>(
+          l, t.withShape(shape),
+          g::ReduceFnAttr::get(&context, g::ReduceFn::mean), v,
+          builder.getI64IntegerAttr(t.getRank() - 1), builder.getUnitAttr());
+    };
+    Value centred =
+        binary(g::BinaryFn::sub, x, meanOfLastAxis(x), l, direction);
+    Value variance = meanOfLastAxis(
+        binary(g::BinaryFn::mul, centred, centred, l, direction));
+    Value shifted = binary(g::BinaryFn::add, variance,
+                           constant(eps, t.getElementType(), l), l, direction);
+    Value scale = builder.create<g::UnaryOp>(
+        l, shifted.getType(), g::UnaryFnAttr::get(&context, g::UnaryFn::rsqrt),
+        shifted, nullptr);
+    return binary(g::BinaryFn::mul, centred, scale, l, direction);
   }
   case BuiltinKind::Extremum: {
     // max(a, b) is elementwise; with an axis it is a reduction.
@@ -1717,10 +1751,28 @@ Value MLIRGenImpl::lowerGraphMethod(const CallExpr &call, Value graph,
     return builder.create<g::EdgeSoftmaxOp>(
         l, list.getType(), graph, list, g::DomainAttr::get(&context, center));
   g::ReduceFn reduce = *getGraphReduceFn(method);
-  Value aggregated = builder.create<g::ScatterOp>(
-      l, typeOf(list).withDomain(center), reduce, graph, list);
-  aggregated = toSide(aggregated, toDomain(vertex->side), l);
-  return atCenter(aggregated, l);
+  auto aggregate = [&](Value perEdge) {
+    Value aggregated = builder.create<g::ScatterOp>(
+        l, typeOf(perEdge).withDomain(center), reduce, graph, perEdge);
+    aggregated = toSide(aggregated, toDomain(vertex->side), l);
+    return atCenter(aggregated, l);
+  };
+  if (method != "std")
+    return aggregate(list);
+  // PyG's StdAggregation, sqrt(max(var, 1e-5)), so a vertex without
+  // in-edges gets sqrt(1e-5). The variance is the mean of the squared
+  // deviations from the mean, a second pass over the edges: PyG's
+  // mean(l * l) - mean(l)^2 is the same in exact arithmetic but cancels in
+  // float32 where the deviations are small against the mean.
+  Value mean = aggregate(list);
+  Value deviation = binary(g::BinaryFn::sub, list, mean, l, direction);
+  Value variance =
+      aggregate(binary(g::BinaryFn::mul, deviation, deviation, l, direction));
+  Value floor = constant(kStdVarianceFloor, typeOf(list).getElementType(), l);
+  Value clamped = binary(g::BinaryFn::max, variance, floor, l, direction);
+  return builder.create<g::UnaryOp>(
+      l, clamped.getType(), g::UnaryFnAttr::get(&context, g::UnaryFn::sqrt),
+      clamped, nullptr);
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> gnnc::mlirGen(mlir::MLIRContext &context,

@@ -355,6 +355,10 @@ Value KernelBuilder::unary(gnn::UnaryFn fn, Value x, double alpha) {
   }
   case UnaryFn::erf:
     return b.create<math::ErfOp>(loc, x);
+  case UnaryFn::sin:
+    return b.create<math::SinOp>(loc, x);
+  case UnaryFn::cos:
+    return b.create<math::CosOp>(loc, x);
   }
   llvm_unreachable("unknown unary function");
 }

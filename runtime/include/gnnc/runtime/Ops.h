@@ -92,6 +92,8 @@ void sigmoid(const float *x, float *y, int64_t n);
 void tanh(const float *x, float *y, int64_t n);
 void gelu(const float *x, float *y, int64_t n);
 void erf(const float *x, float *y, int64_t n);
+void sin(const float *x, float *y, int64_t n);
+void cos(const float *x, float *y, int64_t n);
 void elu(const float *x, float *y, int64_t n, float alpha);
 void leakyRelu(const float *x, float *y, int64_t n, float alpha);
 

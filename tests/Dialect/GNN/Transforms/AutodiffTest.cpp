@@ -658,7 +658,7 @@ std::vector<OpCase> opCases() {
 
   // Elementwise maths.
   for (std::string fn : {"neg", "exp", "log", "sqrt", "rsqrt", "abs", "relu",
-                         "sigmoid", "tanh", "gelu", "erf"}) {
+                         "sigmoid", "tanh", "gelu", "erf", "sin", "cos"}) {
     OpCase c{"unary_" + fn, unaryIR(fn), {}};
     if (fn == "log" || fn == "sqrt" || fn == "rsqrt")
       c.spec.positive.insert("x");

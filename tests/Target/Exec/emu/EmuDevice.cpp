@@ -209,6 +209,8 @@ GNNC_EMU_UNARY(sigmoid)
 GNNC_EMU_UNARY(tanh)
 GNNC_EMU_UNARY(gelu)
 GNNC_EMU_UNARY(erf)
+GNNC_EMU_UNARY(sin)
+GNNC_EMU_UNARY(cos)
 Status gnnc::rt::cuda::elu(const float *x, float *y, int64_t n, float alpha,
                            cudaStream_t stream) {
   return enqueue("elu", stream, [=] { rt::elu(x, y, n, alpha); });

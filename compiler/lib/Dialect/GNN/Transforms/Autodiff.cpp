@@ -332,6 +332,12 @@ LogicalResult Differentiator::vjpUnary(UnaryOp op, Value dy) {
     dx = mul(dy, scale(unary(UnaryFn::exp, unary(UnaryFn::neg, mul(x, x))),
                        kTwoOverSqrtPi));
     break;
+  case UnaryFn::sin: // cos(x)
+    dx = mul(dy, unary(UnaryFn::cos, x));
+    break;
+  case UnaryFn::cos: // -sin(x)
+    dx = mul(dy, unary(UnaryFn::neg, unary(UnaryFn::sin, x)));
+    break;
   }
   accumulate(x, dx);
   return success();

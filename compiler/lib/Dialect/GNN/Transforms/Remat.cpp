@@ -163,6 +163,8 @@ double flopsPerRow(Operation *op) {
     case UnaryFn::gelu:
     case UnaryFn::elu:
     case UnaryFn::erf:
+    case UnaryFn::sin:
+    case UnaryFn::cos:
       return 8 * n;
     case UnaryFn::sqrt:
     case UnaryFn::rsqrt:

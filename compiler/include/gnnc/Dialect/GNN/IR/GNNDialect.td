@@ -59,7 +59,8 @@ def GNN_UnaryFn : I32EnumAttr<"UnaryFn", "elementwise unary function", [
     I32EnumAttrCase<"relu", 6>, I32EnumAttrCase<"sigmoid", 7>,
     I32EnumAttrCase<"tanh", 8>, I32EnumAttrCase<"gelu", 9>,
     I32EnumAttrCase<"elu", 10>, I32EnumAttrCase<"leaky_relu", 11>,
-    I32EnumAttrCase<"erf", 12>]> {
+    I32EnumAttrCase<"erf", 12>, I32EnumAttrCase<"sin", 13>,
+    I32EnumAttrCase<"cos", 14>]> {
   let cppNamespace = "::gnnc::gnn";
 }
 

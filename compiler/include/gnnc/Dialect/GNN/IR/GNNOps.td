@@ -350,7 +350,7 @@ def GNN_ConstantOp : GNN_Op<"constant", [ConstantLike]> {
 def GNN_UnaryOp : GNN_Op<"unary", [SameOperandsAndResultType]> {
   let summary = "elementwise function";
   let description = [{
-    `neg exp log sqrt rsqrt abs relu sigmoid tanh gelu erf` and, with
+    `neg exp log sqrt rsqrt abs relu sigmoid tanh gelu erf sin cos` and, with
     `alpha`, `elu` (alpha) and `leaky_relu` (negative slope). `gelu` is the
     exact (erf) form. The language has no `erf`; the derivative of `gelu`
     (written by `gnn-autodiff`) uses it.

@@ -74,6 +74,8 @@ Status sigmoid(const float *x, float *y, int64_t n, cudaStream_t stream);
 Status tanh(const float *x, float *y, int64_t n, cudaStream_t stream);
 Status gelu(const float *x, float *y, int64_t n, cudaStream_t stream);
 Status erf(const float *x, float *y, int64_t n, cudaStream_t stream);
+Status sin(const float *x, float *y, int64_t n, cudaStream_t stream);
+Status cos(const float *x, float *y, int64_t n, cudaStream_t stream);
 Status elu(const float *x, float *y, int64_t n, float alpha,
            cudaStream_t stream);
 Status leakyRelu(const float *x, float *y, int64_t n, float alpha,
