@@ -215,7 +215,8 @@ def torch_plan():
 def library_plan():
     """tools/bench --library: every library layer (tools/benchmarks/library.py)
     and the examples' layers with a PyG counterpart, on rmat-17 at F = 64,
-    inference and forward + backward, gnnc against PyG."""
+    inference and forward + backward, gnnc against PyG on Debian's PyTorch
+    1.13 and on the current PyTorch."""
     layers = ["gcn", "gat8", "sage_mean", "sage_max", "gin"]
     layers += [library.layer_key(k) for k in library.LIBRARY]
     cases = []
@@ -223,7 +224,7 @@ def library_plan():
         spec = library.entry_of(layer) or {}
         width = spec.get("width", 64)
         for mode in ("infer", "train"):
-            for impl in ("gnnc", "pyg"):
+            for impl in ("gnnc", "pyg", "pyg-current"):
                 cases.append(dict(id="rmat-17/%s/F%d/%s/%s" % (layer, width, mode, impl),
                                   groups=["library"], graph="rmat-17", layer=layer,
                                   width=width, mode=mode, impl=impl))

@@ -128,7 +128,7 @@ LIBRARY = {
         pyg=lambda F, ns: ns["GINEConv"](_mlp(ns, [F, F, F])),
         inputs={"edge_attr": ("E", "F")}, call=_edge_attr),
     "nnconv": dict(
-        title="NNConv (F = 8)", source="gnn/nnconv.gnn", entry="NNConv",
+        title="NNConv", source="gnn/nnconv.gnn", entry="NNConv",
         width=NNCONV_WIDTH,
         defines=lambda F: {"in_dim": F, "out_dim": F, "edge_dim": EDGE_DIM},
         pyg=lambda F, ns: ns["NNConv"](
@@ -255,11 +255,11 @@ def pyg_namespace():
 
 def layer_key(name):
     """The benchmark's layer name of a library entry."""
-    return "lib-" + name
+    return "lib_" + name
 
 
 def entry_of(layer):
     """The LIBRARY entry of a benchmark layer name, or None."""
-    if layer.startswith("lib-"):
+    if layer.startswith("lib_"):
         return LIBRARY.get(layer[4:])
     return None
