@@ -330,6 +330,7 @@ def run(args):
         params = []
     else:
         model = build_layer(impl, args.layer, F).to(dev)
+        spec = library.entry_of(args.layer)
         params = list(model.parameters())
         if not train:
             model.eval()
@@ -348,8 +349,7 @@ def run(args):
             else:
                 def layer_fn():
                     return model(graph, x)
-        elif library.entry_of(args.layer) is not None:
-            spec = library.entry_of(args.layer)
+        elif spec is not None:
             if spec.get("eval"):
                 model.eval()
             extra = {}

@@ -1190,6 +1190,17 @@ def section_data(args, machine, probe, avail, install_state, metas, results,
     }
 
 
+def write_section(data, path, update, doc, assets):
+    """Writes the JSON of a section run to `path` and its section with
+    `update` (a report.update_* function); the exit status."""
+    assets.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    log("wrote %s" % path)
+    update(data, doc, assets)
+    log("wrote %s (%.0f s in all)" % (doc, data["wall_s"]))
+    return 0
+
+
 def run_torch(args, plan, driver, gdirs, metas, machine, probe, avail,
               install_state, assets, doc, t0):
     """The cases of tools/bench --torch, their JSON and their section. gnnc
@@ -1220,13 +1231,8 @@ def run_torch(args, plan, driver, gdirs, metas, machine, probe, avail,
     results += run_cases(others, ctx, args, metas, avail)
     data = section_data(args, machine, probe, avail, install_state, metas,
                         results, t0)
-    assets.mkdir(parents=True, exist_ok=True)
-    path = assets / "torch-results.json"
-    path.write_text(json.dumps(data, indent=1) + "\n")
-    log("wrote %s" % path)
-    report.update_torch(data, doc, assets)
-    log("wrote %s (%.0f s in all)" % (doc, data["wall_s"]))
-    return 0
+    return write_section(data, assets / "torch-results.json", report.update_torch, doc,
+                         assets)
 
 
 def run_library(args, plan, driver, gdirs, metas, machine, probe, avail,
@@ -1237,13 +1243,8 @@ def run_library(args, plan, driver, gdirs, metas, machine, probe, avail,
     results = run_cases(plan, ctx, args, metas, avail, keep_order=True)
     data = section_data(args, machine, probe, avail, install_state, metas,
                         results, t0)
-    assets.mkdir(parents=True, exist_ok=True)
-    path = assets / "library-results.json"
-    path.write_text(json.dumps(data, indent=1) + "\n")
-    log("wrote %s" % path)
-    report.update_library(data, doc, assets)
-    log("wrote %s (%.0f s in all)" % (doc, data["wall_s"]))
-    return 0
+    return write_section(data, assets / "library-results.json", report.update_library, doc,
+                         assets)
 
 
 if __name__ == "__main__":

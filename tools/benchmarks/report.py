@@ -2420,25 +2420,26 @@ def torch_section(d):
     return "\n".join(L).rstrip() + "\n"
 
 
-def update_torch(d, doc, assets):
-    """Puts the section of `d` (the JSON of tools/bench --torch) into `doc`,
-    leaving every other section as it is."""
+def put_section(doc, heading, section):
+    """Puts `section` under `heading` into `doc`, leaving every other section
+    as it is."""
     doc = pathlib.Path(doc)
     text = doc.read_text() if doc.exists() else "# Benchmarks\n"
     doc.parent.mkdir(parents=True, exist_ok=True)
-    doc.write_text(splice_section(text, TORCH_HEADING, torch_section(d)))
+    doc.write_text(splice_section(text, heading, section))
+
+
+def update_torch(d, doc, assets):
+    """Puts the section of `d` (the JSON of tools/bench --torch) into `doc`."""
+    put_section(doc, TORCH_HEADING, torch_section(d))
 
 
 def update_sampling(d, doc, assets):
     """Writes the plot of `d` (the JSON of tools/bench --sampling) and puts its
     section into `doc`, leaving every other section as it is."""
-    doc = pathlib.Path(doc)
     assets = pathlib.Path(assets)
     assets.mkdir(parents=True, exist_ok=True)
-    section = sampling_section(d, sampling_plots(d, assets))
-    text = doc.read_text() if doc.exists() else "# Benchmarks\n"
-    doc.parent.mkdir(parents=True, exist_ok=True)
-    doc.write_text(splice_section(text, SAMPLING_HEADING, section))
+    put_section(doc, SAMPLING_HEADING, sampling_section(d, sampling_plots(d, assets)))
 
 
 GPU_HEADING = "## GPU"
@@ -2977,9 +2978,5 @@ def library_section(d, made):
 
 def update_library(d, doc, assets):
     """Writes the plot of `d` (the JSON of tools/bench --library) and puts its
-    section into `doc`, leaving every other section as it is."""
-    doc = pathlib.Path(doc)
-    section = library_section(d, library_plot(d, assets))
-    text = doc.read_text() if doc.exists() else "# Benchmarks\n"
-    doc.parent.mkdir(parents=True, exist_ok=True)
-    doc.write_text(splice_section(text, LIBRARY_HEADING, section))
+    section into `doc`."""
+    put_section(doc, LIBRARY_HEADING, library_section(d, library_plot(d, assets)))
