@@ -1024,19 +1024,25 @@ def generate(out_dir, cora_dir):
         return out
 
     def library_case(name, *, definition, gnn, hparams, loops, ctor, inputs,
-                     params, pyg_params, call, pyg_forward, ref, notes):
+                     params, pyg_params, call, pyg_forward, ref, notes,
+                     buffers=None, training=False):
         """One case of a library layer on the small graph. `params`: our
         arrays by name; `pyg_params(conv)`: {our name: (PyG tensor, map from
         our layout to PyG's, map of a PyG gradient back to ours)};
         `call(conv, tensors, eit)`: PyG's forward on the inputs (tensors by
         name); `ref`: the numpy model of the .gnn semantics. Each case runs
         twice: on the small graph, and as <name with _power for _small> on
-        the power-law graph, with inputs of the same kind drawn for it."""
+        the power-law graph, with inputs of the same kind drawn for it.
+        `buffers`: {our name: (initial array, PyG buffer of conv)}, state
+        that is not trained (batch norm's running statistics); `training`:
+        PyG's module in training mode (its default is eval)."""
+        state = dict(buffers=buffers or {}, training=training)
         library_graph_case(name, "own", definition=definition, gnn=gnn,
                            hparams=hparams, loops=loops, ctor=ctor,
                            inputs=inputs, params=params,
                            pyg_params=pyg_params, call=call,
-                           pyg_forward=pyg_forward, ref=ref, notes=notes)
+                           pyg_forward=pyg_forward, ref=ref, notes=notes,
+                           **state)
         _, _, n_own, used_own = graph_args("own", loops)
         _, _, n_pow, used_pow = graph_args("power", loops)
         rng = rng_for(name + "/power")
@@ -1052,20 +1058,36 @@ def generate(out_dir, cora_dir):
                            loops=loops, ctor=ctor, inputs=power_inputs,
                            params=params, pyg_params=pyg_params, call=call,
                            pyg_forward=pyg_forward, ref=ref, notes=notes,
-                           same_layer_as=name)
+                           same_layer_as=name, **state)
 
     def library_graph_case(name, kind, *, definition, gnn, hparams, loops,
                            ctor, inputs, params, pyg_params, call,
-                           pyg_forward, ref, notes, same_layer_as=None):
+                           pyg_forward, ref, notes, same_layer_as=None,
+                           buffers=None, training=False):
         ei, x, n, used = graph_args(kind, loops)
         conv = build(ctor)
         pmap = pyg_params(conv)
         for k, (t, to_pyg, _) in pmap.items():
             setp(t, to_pyg(params[k]))
+        buffers = buffers or {}
+        for k, (init, get) in buffers.items():
+            with torch.no_grad():
+                get(conv).copy_(T(init))
+        conv.train(training)
         eit = torch.from_numpy(used)
         out = npy(call(conv, {k: T(v) for k, v in inputs.items()}, eit))
+        # A training forward updates the buffers: what the first one left.
+        updated = {k: npy(get(conv)) for k, (_, get) in buffers.items()}
+        initial = {k: init for k, (init, _) in buffers.items()}
         checks = {}
-        assert_ref("out", out, ref(used, n, **inputs, **params), checks)
+        if buffers:
+            want, want_buffers = ref(used, n, **inputs, **params, **initial,
+                                     training=training)
+            for k, v in want_buffers.items():
+                assert_ref("buffer_" + k, updated[k], v, checks)
+        else:
+            want = ref(used, n, **inputs, **params)
+        assert_ref("out", out, want, checks)
         c = cotangent_for(name, out.shape)
         leaves = {k: leaf(v) for k, v in inputs.items()}
         res = autograd(lambda: call(conv, leaves, eit),
@@ -1086,13 +1108,22 @@ def generate(out_dir, cora_dir):
             notes += (" The power-law graph (power_graph in "
                       "tools/make_goldens.py); the layer, hyper-parameters "
                       "and parameters of " + same_layer_as + ".")
+        extra = {"same_layer_as": same_layer_as} if same_layer_as else {}
+        expected = {"out": out}
+        if buffers:
+            # Buffers start from params/<name>.npy; expected/buffers/ holds
+            # them after the forward (updated in training, as they were in
+            # eval).
+            extra["training"] = training
+            extra["buffers"] = {k: f"expected/buffers/{k}.npy"
+                                for k in buffers}
+            expected.update({f"buffers/{k}": v for k, v in updated.items()})
         write_case(name, gnn=gnn, definition=definition, hparams=hparams,
                    graph=kind, self_loops=bool(loops), ei=ei, n=n,
-                   inputs=inputs, params=params, expected={"out": out}, pyg=ctor,
-                   pyg_forward=pyg_forward, notes=notes, checks=checks,
-                   grads=grads,
-                   extra={"same_layer_as": same_layer_as}
-                   if same_layer_as else None)
+                   inputs=inputs, params={**params, **initial},
+                   expected=expected, pyg=ctor, pyg_forward=pyg_forward,
+                   notes=notes, checks=checks, grads=grads,
+                   extra=extra or None)
 
     def same(t):
         """A PyG tensor that is our parameter as it is."""
@@ -1802,6 +1833,73 @@ def generate(out_dir, cora_dir):
                   "aggr_module.t (set to 0.75), W1 = mlp[0].weight.T (no "
                   "biases: PyG's bias=False); " + note + " edge_attr has a "
                   "row per column of edge_index.")
+
+    # PyG's default norm="batch": a torch.nn.BatchNorm1d (momentum 0.1, eps
+    # 1e-5) after the MLP's hidden
+    # Linear, in training mode (batch statistics, running statistics
+    # updated) and in eval mode (the running statistics). Its own draws, so
+    # that the cases above keep theirs.
+    rng_bn = rng_for("genconv_batchnorm")
+    gen_bn = dict(gen, bn_weight=quant(rng_bn.normal(1.0, 0.2, size=(2 * O,))),
+                  bn_bias=small_vec(rng_bn, (2 * O,)))
+    bn_state = {"bn_mean": small_vec(rng_bn, (2 * O,), scale=0.5),
+                "bn_var": quant(rng_bn.uniform(0.5, 2.0, size=(2 * O,)))}
+
+    def gen_bn_ref(used, n, x, edge_attr, W_src, W_dst, W_edge, t, W1, W2,
+                   bn_weight, bn_bias, bn_mean, bn_var, training):
+        m = np.maximum((x @ W_src)[used[0]] + edge_attr @ W_edge, 0.0) + 1e-7
+        agg = softmax_sum(used, n, m * t, m[..., None])[..., 0]
+        z = (agg + x @ W_dst) @ W1
+        mean, var = (z.mean(0), z.var(0)) if training else (bn_mean, bn_var)
+        z = (z - mean) / np.sqrt(var + 1e-5) * bn_weight + bn_bias
+        after = {"bn_mean": bn_mean, "bn_var": bn_var}
+        if training:
+            after = {"bn_mean": 0.9 * bn_mean + 0.1 * mean,
+                     "bn_var": 0.9 * bn_var + 0.1 * z.shape[0] /
+                     (z.shape[0] - 1) * var}
+        return np.maximum(z, 0.0) @ W2, after
+
+    def gen_bn_params(conv):
+        bn = conv.mlp[1]                 # a torch.nn.BatchNorm1d
+        return {**lin(conv.lin_src, "W_src", None),
+                **lin(conv.lin_dst, "W_dst", None),
+                **lin(conv.lin_edge, "W_edge", None),
+                "t": same(conv.aggr_module.t),
+                **lin(conv.mlp[0], "W1", None),
+                "bn_weight": same(bn.weight), "bn_bias": same(bn.bias),
+                **lin(conv.mlp[4], "W2", None)}
+    for case, training in (("genconv_small_batchnorm", True),
+                           ("genconv_small_batchnorm_eval", False)):
+        library_case(
+            case, definition="GENConvBatchNorm", gnn="gnn/genconv.gnn",
+            hparams={"in_dim": F, "out_dim": O, "edge_dim": D}, loops=False,
+            ctor=("GENConv(%d, %d, aggr='softmax', learn_t=True, edge_dim=%d)"
+                  % (F, O, D)),
+            inputs={"x": x_s, "edge_attr": ea3}, params=gen_bn,
+            pyg_params=gen_bn_params,
+            buffers={k: (v, lambda conv, k=k: getattr(
+                conv.mlp[1], "running_" + k[3:]))
+                for k, v in bn_state.items()},
+            training=training,
+            call=lambda conv, t, e: conv(t["x"], e, t["edge_attr"]),
+            pyg_forward="conv(x, edge_index, edge_attr)", ref=gen_bn_ref,
+            notes="Parameter map: W_src = lin_src.weight.T, W_dst = "
+                  "lin_dst.weight.T, W_edge = lin_edge.weight.T, t = "
+                  "aggr_module.t (set to 0.75), W1 = mlp[0].weight.T, W2 = "
+                  "mlp[4].weight.T (no biases: PyG's bias=False); PyG's "
+                  "default norm='batch': mlp[1] is a torch.nn.BatchNorm1d "
+                  "(momentum 0.1, eps 1e-5): bn_weight = mlp[1].weight, "
+                  "bn_bias = mlp[1].bias, and the buffers bn_mean = "
+                  "mlp[1].running_mean, bn_var = mlp[1].running_var, which "
+                  "start from "
+                  "params/bn_mean.npy and params/bn_var.npy. " +
+                  ("The module is in training mode (conv.train()): the batch "
+                   "statistics normalise, and expected/buffers/ holds the "
+                   "running statistics the forward updated (unbiased "
+                   "variance)." if training else
+                   "The module is in eval mode (conv.eval()): the running "
+                   "statistics normalise and stay as they are.") +
+                  " edge_attr has a row per column of edge_index.")
 
     Hp = 6
     pd = {"W": glorot(rngl, (F, O), F, O),

@@ -359,9 +359,9 @@ class GnnModule(torch.nn.Module):
             if g not in ("graph", "block"):
                 raise ValueError("gnnc: %s takes a %s graph, which gnnc.torch "
                                  "does not pass yet" % (entry, g))
-        self._param_paths = []
+        self._param_paths, self._buffer_paths = [], []
         for a in self._forward.args:
-            if a["role"] != "param":
+            if a["role"] not in ("param", "buffer"):
                 continue
             try:
                 shape = [int(d) for d in a["dims"]]
@@ -374,6 +374,13 @@ class GnnModule(torch.nn.Module):
                 if p not in owner._modules:
                     owner.add_module(p, torch.nn.Module())
                 owner = owner._modules[p]
+            if a["role"] == "buffer":
+                # State that is not trained (batch_norm's running
+                # statistics): a training forward updates it in place, as
+                # torch's BatchNorm updates its buffers.
+                owner.register_buffer(parts[-1], torch.empty(shape))
+                self._buffer_paths.append((a["name"], a["init"]))
+                continue
             owner.register_parameter(parts[-1],
                                      torch.nn.Parameter(torch.empty(shape)))
             self._param_paths.append((a["name"], a["init"]))
@@ -381,15 +388,19 @@ class GnnModule(torch.nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        """Initialises every parameter by its .gnn initialiser, from a seed
-        drawn from PyTorch's default generator (torch.manual_seed)."""
+        """Initialises every parameter and buffer by its .gnn initialiser,
+        from a seed drawn from PyTorch's default generator
+        (torch.manual_seed)."""
         seed = int(torch.randint(0, 2 ** 62, ()).item())
         params = dict(self.named_parameters())
+        buffers = dict(self.named_buffers())
         glue = _build.glue()
         with torch.no_grad():
-            for path, init in self._param_paths:
-                name, arg = _parse_init(init)
-                glue.init_param(name, arg, params[path].data, seed, path)
+            for paths, tensors in ((self._param_paths, params),
+                                   (self._buffer_paths, buffers)):
+                for path, init in paths:
+                    name, arg = _parse_init(init)
+                    glue.init_param(name, arg, tensors[path].data, seed, path)
 
     def extra_repr(self):
         text = "%s from %s" % (self._forward.name, self.source)
@@ -438,8 +449,10 @@ class GnnModule(torch.nn.Module):
         graphs, tensors = self._split(args, num_nodes)
         sizes = self._sizes(tensors)
         params = dict(self.named_parameters())
+        buffers = dict(self.named_buffers())
         ordered = self._arguments(
-            tensors, [params[path] for path, _ in self._param_paths])
+            tensors, [params[path] for path, _ in self._param_paths],
+            [buffers[path] for path, _ in self._buffer_paths])
         seed = int(torch.randint(0, 2 ** 62, ()).item()) if self.training \
             else 0
         if torch.is_grad_enabled() and any(t.requires_grad for t in ordered):
@@ -447,12 +460,13 @@ class GnnModule(torch.nn.Module):
                                *ordered)
         return self._call_plain(graphs, sizes, ordered, seed)
 
-    def _arguments(self, tensors, params):
-        """The entry point's tensor arguments: `tensors` (the inputs) and
-        `params` (in parameter order), interleaved as the .gnn declares."""
-        inputs, params = iter(tensors), iter(params)
-        return [next(params) if a["role"] == "param" else next(inputs)
-                for a in self._forward.args]
+    def _arguments(self, tensors, params, buffers=()):
+        """The entry point's tensor arguments: `tensors` (the inputs),
+        `params` and `buffers` (each in declaration order), interleaved as
+        the .gnn declares."""
+        by_role = {"input": iter(tensors), "param": iter(params),
+                   "buffer": iter(buffers)}
+        return [next(by_role[a["role"]]) for a in self._forward.args]
 
     def _call_plain(self, graphs, sizes, tensors, seed):
         return _run(self, self._forward, graphs, sizes,

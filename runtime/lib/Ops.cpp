@@ -484,6 +484,36 @@ void dropoutRange(const float *__restrict in, float *__restrict out,
 
 } // namespace
 
+Status gnnc::rt::updateBatchStats(const float *x, int64_t rows, int64_t cols,
+                                  float *runningMean, float *runningVar,
+                                  double momentum, bool training) {
+  if (!training)
+    return Status::success();
+  if (rows < 2)
+    return Status::error("batch_norm needs at least 2 rows in training, to "
+                         "estimate the variance; got " +
+                         std::to_string(rows));
+  std::vector<double> sum(cols, 0.0), squares(cols, 0.0);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      sum[j] += x[i * cols + j];
+  for (int64_t j = 0; j < cols; ++j)
+    sum[j] /= static_cast<double>(rows);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      double d = x[i * cols + j] - sum[j];
+      squares[j] += d * d;
+    }
+  for (int64_t j = 0; j < cols; ++j) {
+    double var = squares[j] / static_cast<double>(rows - 1);
+    runningMean[j] =
+        static_cast<float>((1 - momentum) * runningMean[j] + momentum * sum[j]);
+    runningVar[j] =
+        static_cast<float>((1 - momentum) * runningVar[j] + momentum * var);
+  }
+  return Status::success();
+}
+
 void gnnc::rt::dropout(const float *in, float *out, int64_t n, double p,
                        uint64_t seed, bool training) {
   if (!training || p <= 0) {

@@ -130,9 +130,20 @@ template <typename T>
   return ::testing::AssertionSuccess();
 }
 
-/// Compiles the case's layer and runs it in precision T.
+/// The mode PyG's module ran in: case.json "training" (eval by default,
+/// as make_goldens builds its modules).
+interp::RunOptions caseOptions(const Case &c) {
+  interp::RunOptions options;
+  options.training = c.json.getBoolean("training").value_or(false);
+  return options;
+}
+
+/// Compiles the case's layer and runs it in precision T; `buffers`, when
+/// given, receives the layer's buffers as the run left them.
 template <typename T>
-::testing::AssertionResult runCase(const Case &c, interp::Tensor<T> &result) {
+::testing::AssertionResult
+runCase(const Case &c, interp::Tensor<T> &result,
+        std::map<std::string, interp::Tensor<T>> *buffers = nullptr) {
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   if (auto ok = compileCase(c, context, module); !ok)
@@ -140,7 +151,19 @@ template <typename T>
   std::vector<interp::Value<T>> args;
   if (auto ok = caseArgs(c, *module, args); !ok)
     return ok;
-  return isOk(interp::run<T>(*module, c.definition, args, result));
+  std::vector<interp::Tensor<T>> results;
+  std::map<std::string, interp::Tensor<T>> after;
+  if (auto ok = isOk(interp::runWithBuffers<T>(*module, c.definition, args,
+                                               results, after, caseOptions(c)));
+      !ok)
+    return ok;
+  if (results.size() != 1)
+    return ::testing::AssertionFailure()
+           << "@" << c.definition << " returns " << results.size() << " values";
+  result = std::move(results.front());
+  if (buffers)
+    *buffers = std::move(after);
+  return ::testing::AssertionSuccess();
 }
 
 /// The largest elementwise error, relative to each expected value with a
@@ -194,6 +217,33 @@ TEST_P(PyGGolden, SinglePrecisionIsClose) {
   EXPECT_LE(maxRelativeError(got, want, 1e-3), 1e-3);
 }
 
+/// Buffers (batch norm's running statistics) as PyG's module left them
+/// after the forward: updated in training mode, unchanged in eval mode.
+TEST_P(PyGGolden, BuffersMatchPyG) {
+  Case c;
+  ASSERT_TRUE(loadCase(GetParam(), c));
+  const llvm::json::Object *files = c.json.getObject("buffers");
+  if (!files)
+    GTEST_SKIP() << "the layer has no buffers";
+  interp::Tensor<double> out;
+  std::map<std::string, interp::Tensor<double>> buffers;
+  ASSERT_TRUE(runCase(c, out, &buffers));
+  ASSERT_EQ(buffers.size(), files->size());
+  for (const auto &[name, file] : *files) {
+    interp::Tensor<double> want, before;
+    ASSERT_TRUE(readTensor(joinPath({c.dir, file.getAsString()->str()}), want));
+    ASSERT_TRUE(
+        readTensor(joinPath({c.dir, "params", name.str() + ".npy"}), before));
+    auto it = buffers.find(name.str());
+    ASSERT_NE(it, buffers.end()) << name.str();
+    ASSERT_EQ(it->second.shape, want.shape);
+    EXPECT_LE(maxRelativeError(it->second, want, 1e-6), 1e-9) << name.str();
+    // In training the forward moved them; in eval it left them alone.
+    bool moved = it->second.data != before.data;
+    EXPECT_EQ(moved, caseOptions(c).training) << name.str();
+  }
+}
+
 /// Where PyG's default layer means something else than ours (GCN and APPNP
 /// normalise both ends by in-degree on a directed graph), the difference is
 /// real and documented: the default output must not match ours.
@@ -243,7 +293,8 @@ TEST_P(PyGGolden, GradientsMatchPyG) {
       joinPath({c.dir, grads->getString("cotangent")->str()}), cotangent));
   args.push_back(std::move(cotangent));
   std::vector<interp::Tensor<double>> got;
-  ASSERT_TRUE(isOk(interp::runAll<double>(*module, backwardName, args, got)));
+  ASSERT_TRUE(isOk(interp::runAll<double>(*module, backwardName, args, got,
+                                          caseOptions(c))));
   ASSERT_EQ(got.size(), backward.getNumResults());
 
   size_t compared = 0;
@@ -311,7 +362,8 @@ TEST(PyGGoldenSet, AllLayersCovered) {
         "generalconv_small", "supergatconv_small_selfloops", "filmconv_small",
         "simpleconv_small", "simpleconv_small_mean",
         "simpleconv_small_max_root", "clustergcnconv_small_selfloops",
-        "cfconv_small", "genconv_small", "pdnconv_small", "pnaconv_small"})
+        "cfconv_small", "genconv_small", "genconv_small_batchnorm",
+        "genconv_small_batchnorm_eval", "pdnconv_small", "pnaconv_small"})
     EXPECT_NE(std::find(cases.begin(), cases.end(), prefix), cases.end())
         << prefix;
   // Every case of the library on the power-law graph too.

@@ -528,6 +528,12 @@ layer Norm():
     def forward(x: f32[2, 4]) -> f32[2, 4]:
         return layer_norm(x, eps=0.25)
 
+layer Batch(rows: int):
+    buffer rm: f32[2] = zeros
+    buffer rv: f32[2] = ones
+    def forward(x: f32[rows, 2]) -> f32[rows, 2]:
+        return batch_norm(x, rm, rv, momentum=0.5, eps=0.25)
+
 layer Roots():
     def forward(x: f32[3]) -> f32[3, 3]:
         return reshape(concat([sqrt(x), rsqrt(x), log(x)], 0), [3, 3])
@@ -683,6 +689,58 @@ TEST(InterpreterDense, LayerNormOverTheLastAxis) {
   const double s = 1 / std::sqrt(3.75);
   expectRun(p, {tensor({2, 4}, {1, 2, 3, 6, 5, 5, 5, 5})}, {2, 4},
             {-2 * s, -s, 0, 3 * s, 0, 0, 0, 0});
+}
+
+/// batch_norm in training (the batch's statistics, buffers updated with the
+/// unbiased variance) and in inference (the running statistics, buffers
+/// left alone), computed by hand.
+TEST(InterpreterDense, BatchNormTrainingAndInference) {
+  Program p;
+  ASSERT_TRUE(compile(p, kDense, "Batch", {{"rows", 3}}));
+  // Columns [1, 2, 6] and [0, 4, 2]: means 3 and 2, squared deviations
+  // [4, 1, 9] and [4, 4, 0], biased variances 14/3 and 8/3, unbiased 7
+  // and 4.
+  std::vector<Arg> args = {tensor({3, 2}, {1, 0, 2, 4, 6, 2}),
+                           tensor({2}, {1, -1}), tensor({2}, {2, 0.75})};
+  for (bool training : {true, false}) {
+    interp::RunOptions options;
+    options.training = training;
+    std::vector<interp::Tensor<double>> out;
+    std::map<std::string, interp::Tensor<double>> buffers;
+    ASSERT_TRUE(isOk(interp::runWithBuffers<double>(
+        *p.module, p.entry, toValues<double>(args), out, buffers, options)));
+    ASSERT_EQ(out.size(), 1u);
+    if (training) {
+      // eps 0.25: 1 / sqrt(14/3 + 1/4) and 1 / sqrt(8/3 + 1/4).
+      double a = 1 / std::sqrt(59.0 / 12), b = 1 / std::sqrt(35.0 / 12);
+      expectTensor(out[0], {3, 2}, {-2 * a, -2 * b, -a, 2 * b, 3 * a, 0}, 1e-12,
+                   "training");
+      // Momentum 0.5: halfway to the batch's mean and unbiased variance.
+      expectTensor(buffers["rm"], {2}, {2, 0.5}, 1e-12, "running mean");
+      expectTensor(buffers["rv"], {2}, {4.5, 2.375}, 1e-12, "running var");
+    } else {
+      // (x - [1, -1]) / sqrt([2, 0.75] + 0.25) = (x - 1) / 1.5, x + 1.
+      expectTensor(out[0], {3, 2}, {0, 1, 2.0 / 3, 5, 10.0 / 3, 3}, 1e-12,
+                   "inference");
+      expectTensor(buffers["rm"], {2}, {1, -1}, 0, "running mean");
+      expectTensor(buffers["rv"], {2}, {2, 0.75}, 0, "running var");
+    }
+  }
+  // One row has no variance to blend in: an error in training only.
+  Program one;
+  ASSERT_TRUE(compile(one, kDense, "Batch", {{"rows", 1}}));
+  std::vector<Arg> row = {tensor({1, 2}, {1, 2}), tensor({2}, {0, 0}),
+                          tensor({2}, {1, 1})};
+  interp::Tensor<double> result;
+  EXPECT_TRUE(run(one, row, result));
+  interp::RunOptions training;
+  training.training = true;
+  rt::Status s = interp::run<double>(*one.module, one.entry,
+                                     toValues<double>(row), result, training);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("batch_norm needs at least 2 rows in training"),
+            std::string::npos)
+      << s.message();
 }
 
 TEST(InterpreterDense, RootsAndLog) {

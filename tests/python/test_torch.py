@@ -100,7 +100,9 @@ GOLDEN_CASES = ["gcn_small", "gcn_small_selfloops", "gat_small_concat",
                 "transformerconv_small", "gineconv_small", "nnconv_power",
                 # g.std and the degree scalers; layer_norm; two inputs per
                 # edge and cos.
-                "pnaconv_power", "genconv_small_layernorm", "cfconv_small"]
+                "pnaconv_power", "genconv_small_layernorm", "cfconv_small",
+                # batch_norm: buffers updated in training, read in eval.
+                "genconv_small_batchnorm", "genconv_power_batchnorm_eval"]
 
 
 class Goldens(unittest.TestCase):
@@ -114,20 +116,27 @@ class Goldens(unittest.TestCase):
             definition = "GATConvMean"
         layer = gt.load(os.path.join(ROOT, meta["gnn"]), definition,
                         **meta["hparams"])
+        # Parameters and buffers (batch_norm's running statistics) alike.
+        state = dict(layer.named_parameters())
+        state.update(layer.named_buffers())
         with torch.no_grad():
             for name in meta["params"]:
                 p = np.load(os.path.join(folder, "params", name + ".npy"))
-                dict(layer.named_parameters())[name].copy_(
-                    torch.from_numpy(p.astype(np.float32)))
+                state[name].copy_(torch.from_numpy(p.astype(np.float32)))
         inputs = {name: case_input(folder, meta, name).requires_grad_()
                   for name in meta["inputs"]}
         n = meta["num_nodes"]
         ei = case_graph(folder, meta, n)
-        layer.eval()
+        layer.train(meta.get("training", False))
         out = layer(*inputs.values(), ei)
         expected = os.path.join(folder, "expected")
         close(self, out, np.load(os.path.join(expected, "out.npy")),
               case + " out")
+        # The module's buffers as PyG's were after its forward.
+        buffers = dict(layer.named_buffers())
+        for name, path in meta.get("buffers", {}).items():
+            close(self, buffers[name], np.load(os.path.join(folder, path)),
+                  "%s buffer %s" % (case, name))
         grads = meta.get("gradients", {})
         if not grads or not grads.get("cotangent"):
             return

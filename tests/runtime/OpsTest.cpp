@@ -148,4 +148,31 @@ TEST(OpsNaN, MaxWithABroadcastScalar) {
   expectValues(out, {kNaN, kNaN, kNaN, kNaN}, "min(x, nan)");
 }
 
+/// batch_norm's running statistics, by hand: columns [1, 2, 6] and
+/// [0, 4, 2] have means 3 and 2 and unbiased variances 7 and 4.
+TEST(OpsBatchStats, BlendsMeanAndUnbiasedVariance) {
+  const std::vector<float> x = {1, 0, 2, 4, 6, 2};
+  std::vector<float> mean = {1, -1}, var = {2, 0.75f};
+  ASSERT_TRUE(rt::updateBatchStats(x.data(), 3, 2, mean.data(), var.data(),
+                                   0.25, /*training=*/true)
+                  .ok());
+  // 0.75 * old + 0.25 * batch.
+  EXPECT_FLOAT_EQ(mean[0], 1.5f);
+  EXPECT_FLOAT_EQ(mean[1], -0.25f);
+  EXPECT_FLOAT_EQ(var[0], 3.25f);
+  EXPECT_FLOAT_EQ(var[1], 1.5625f);
+  // Not training: nothing moves, whatever the rows.
+  std::vector<float> before = mean;
+  ASSERT_TRUE(rt::updateBatchStats(x.data(), 1, 2, mean.data(), var.data(),
+                                   0.25, /*training=*/false)
+                  .ok());
+  EXPECT_EQ(mean, before);
+  // One row in training: no variance, an error, and nothing written.
+  rt::Status s = rt::updateBatchStats(x.data(), 1, 2, mean.data(), var.data(),
+                                      0.25, /*training=*/true);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("at least 2 rows"), std::string::npos);
+  EXPECT_EQ(mean, before);
+}
+
 } // namespace

@@ -70,6 +70,10 @@ std::vector<Array> randomInputs(const rt::TensorInfo *args, int numArgs,
   for (int i = 0; i < numArgs; ++i) {
     Array a = randomArray(shapes[i], rng);
     const std::vector<int64_t> &s = shapes[i];
+    // Buffers (running statistics) in [0.5, 1.5]: a variance is positive.
+    if (llvm::StringRef(args[i].role) == "buffer")
+      for (float &v : a.data)
+        v = 1.0f + 0.5f * v;
     if (llvm::StringRef(args[i].role) == "param" && !s.empty()) {
       int64_t fanOut = s.back(), fanIn = s.size() > 1 ? s[s.size() - 2] : 1;
       float scale = std::sqrt(6.0f / static_cast<float>(fanIn + fanOut));
@@ -266,23 +270,31 @@ template <typename T>
 ::testing::AssertionResult
 interpret(mlir::ModuleOp module, const std::string &fn, const TestGraph &graph,
           const std::vector<Array> &tensors, bool training,
-          std::vector<interp::Tensor<T>> &out) {
+          std::vector<interp::Tensor<T>> &out,
+          std::map<std::string, interp::Tensor<T>> *buffers) {
   std::vector<interp::Value<T>> args;
   if (auto ok = interpArgs<T>(module, fn, graph, tensors, args); !ok)
     return ok;
   interp::RunOptions options;
   options.training = training;
-  return isOk(interp::runAll<T>(module, fn, args, out, options));
+  std::map<std::string, interp::Tensor<T>> after;
+  rt::Status s =
+      interp::runWithBuffers<T>(module, fn, args, out, after, options);
+  if (buffers)
+    *buffers = std::move(after);
+  return isOk(s);
 }
 
 template ::testing::AssertionResult
 interpret<float>(mlir::ModuleOp, const std::string &, const TestGraph &,
                  const std::vector<Array> &, bool,
-                 std::vector<interp::Tensor<float>> &);
+                 std::vector<interp::Tensor<float>> &,
+                 std::map<std::string, interp::Tensor<float>> *);
 template ::testing::AssertionResult
 interpret<double>(mlir::ModuleOp, const std::string &, const TestGraph &,
                   const std::vector<Array> &, bool,
-                  std::vector<interp::Tensor<double>> &);
+                  std::vector<interp::Tensor<double>> &,
+                  std::map<std::string, interp::Tensor<double>> *);
 
 template <typename T>
 void expectClose(const std::vector<Array> &got,

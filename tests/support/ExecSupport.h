@@ -33,6 +33,7 @@
 //     rt::Status workspace(std::size_t bytes, void *&data);
 //     rt::Status run(const Invocation &call, bool training, uint64_t seed);
 //     rt::Status result(std::size_t i, Array &out);
+//     rt::Status readInput(std::size_t i, Array &out);  // after run()
 //   };
 //
 // where output() and workspace() fill exactly what they are asked for with
@@ -213,7 +214,8 @@ template <typename T>
 ::testing::AssertionResult
 interpret(mlir::ModuleOp module, const std::string &fn, const TestGraph &graph,
           const std::vector<Array> &tensors, bool training,
-          std::vector<interp::Tensor<T>> &out);
+          std::vector<interp::Tensor<T>> &out,
+          std::map<std::string, interp::Tensor<T>> *buffers = nullptr);
 
 /// Expects every output to match the interpreter's result; `results` names
 /// them.
@@ -280,11 +282,14 @@ public:
   }
 
   /// Runs the entry point on `inputs` (every tensor argument, in order);
-  /// the results marked in `null` get a null pointer.
+  /// the results marked in `null` get a null pointer. `inputsAfter`, when
+  /// given, receives the arguments as the call left them (a training
+  /// forward updates its buffers).
   ::testing::AssertionResult run(const std::vector<Array> &inputs,
                                  bool training, uint64_t seed,
                                  std::vector<Array> &outputs,
-                                 const std::vector<bool> &null = {}) {
+                                 const std::vector<bool> &null = {},
+                                 std::vector<Array> *inputsAfter = nullptr) {
     if (auto ok = isOk(device->status); !ok)
       return ok << " (preparing the graph)";
     if (auto ok = isOk(bound); !ok)
@@ -323,6 +328,14 @@ public:
       a.shape = resultShapes[i];
       if (auto ok = isOk(buffers.result(i, a)); !ok)
         return ok;
+    }
+    if (inputsAfter) {
+      inputsAfter->assign(inputs.size(), Array());
+      for (auto [i, a] : llvm::enumerate(*inputsAfter)) {
+        a.shape = inputs[i].shape;
+        if (auto ok = isOk(buffers.readInput(i, a)); !ok)
+          return ok;
+      }
     }
     return ::testing::AssertionSuccess();
   }

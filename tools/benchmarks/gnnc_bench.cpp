@@ -388,7 +388,7 @@ int main(int argc, char **argv) {
     float *data;
     int64_t count;
   };
-  std::vector<Named> params, xs;
+  std::vector<Named> params, buffers, xs;
   uint64_t seed = o.seed;
   int64_t inputBytes = 0, paramBytes = 0;
   for (int i = 0; i < fwdInfo->numArgs; ++i) {
@@ -399,6 +399,13 @@ int main(int argc, char **argv) {
       p = newBuffer(n);
       fillUniform(p, n, paramScale(t, fwd.argDims(i)), seed + 1000 + i);
       params.push_back({t.name, p, n});
+      paramBytes += 4 * n;
+    } else if (std::strcmp(t.role, "buffer") == 0) {
+      // Running statistics: a mean of 1 and a variance of 1 are valid ones;
+      // no optimiser step touches them.
+      p = newBuffer(n);
+      std::fill(p, p + n, 1.0f);
+      buffers.push_back({t.name, p, n});
       paramBytes += 4 * n;
     } else if (epoch && std::strcmp(t.name, "x") == 0) {
       if (n != ds.NumNodes * ds.NumFeatures)
@@ -467,8 +474,9 @@ int main(int argc, char **argv) {
     for (int i = 0; i < bwdInfo->numArgs; ++i) {
       const rt::TensorInfo &t = bwdInfo->args[i];
       const float *p = nullptr;
-      if (std::strcmp(t.role, "param") == 0) {
-        Named *q = lookup(params, t.name);
+      if (std::strcmp(t.role, "param") == 0 ||
+          std::strcmp(t.role, "buffer") == 0) {
+        Named *q = lookup(*t.role == 'p' ? params : buffers, t.name);
         p = q ? q->data : nullptr;
       } else if (std::strcmp(t.role, "saved") == 0) {
         for (int j = 0; j < fwdInfo->numResults; ++j)

@@ -236,7 +236,7 @@ bool Parser::parseHyperParam(Definition &def) {
   return true;
 }
 
-/// member = param_decl | instance | forward | "pass" NEWLINE ;
+/// member = param_decl | buffer_decl | instance | forward | "pass" NEWLINE ;
 bool Parser::parseMember(Definition &def) {
   switch (tok().kind) {
   case TokenKind::kw_param:
@@ -249,6 +249,9 @@ bool Parser::parseMember(Definition &def) {
   case TokenKind::identifier:
     if (peekAhead().is(TokenKind::equal))
       return parseInstance(def);
+    // `buffer` is a keyword only here, before a name.
+    if (tok().text == "buffer" && peekAhead().is(TokenKind::identifier))
+      return parseParamDecl(def, /*isBuffer=*/true);
     [[fallthrough]];
   default:
     if (at(TokenKind::indent))
@@ -261,9 +264,12 @@ bool Parser::parseMember(Definition &def) {
 
 /// param_decl = "param" IDENT ":" tensor_type ["=" IDENT ["(" args ")"]]
 ///              NEWLINE ;
-bool Parser::parseParamDecl(Definition &def) {
+/// buffer_decl = "buffer" IDENT ":" tensor_type ["=" IDENT ["(" args ")"]]
+///               NEWLINE ;
+bool Parser::parseParamDecl(Definition &def, bool isBuffer) {
   advance();
   ParamDecl param;
+  param.isBuffer = isBuffer;
   if (!at(TokenKind::identifier)) {
     errorExpected("a parameter name", "after 'param'");
     return false;

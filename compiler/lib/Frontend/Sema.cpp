@@ -139,6 +139,7 @@ void Checker::checkDefinition(DefInfo &info) {
 void Checker::checkForward(DefInfo &info, ForwardDef &fwd) {
   scopes.emplace_back();
   forward = &fwd;
+  updatedBuffers.clear();
   attrTables.clear();
   expired.clear();
   vertex.reset();
@@ -238,6 +239,8 @@ StringRef sema::getBindingKindName(Binding::Kind kind) {
     return "hyper-parameter";
   case Binding::Kind::Param:
     return "parameter";
+  case Binding::Kind::Buffer:
+    return "buffer";
   case Binding::Kind::Instance:
     return "layer instance";
   case Binding::Kind::Arg:

@@ -8,6 +8,8 @@
 
 #include "SemaInternal.h"
 
+#include <sstream>
+
 using namespace gnnc;
 using namespace gnnc::sema;
 
@@ -169,6 +171,76 @@ ValueType Checker::checkBuiltin(CallExpr &call, StringRef name) {
     if (args.slots[1] && !constantNumber(*args.slots[1], "eps", name))
       return ValueType::error();
     return concretize(*x);
+  }
+
+  case BuiltinKind::BatchNorm: {
+    // torch's batch_norm over the rows of x, each column (feature) on its
+    // own; the running statistics are buffers, which a training forward
+    // updates.
+    BuiltinArgs args =
+        matchArgs(call, {"x", "running_mean", "running_var", "momentum", "eps"},
+                  3, name, diags);
+    if (!args.ok)
+      return ValueType::error();
+    std::optional<ValueType> x = requireTensor(*args.slots[0]);
+    if (!x || !requireFloat(*x, name, args.slots[0]->getLoc()))
+      return ValueType::error();
+    if (x->domain != Domain::Dense || x->shape.size() != 2) {
+      diags.report(args.slots[0]->getLoc(), DiagID::err_batch_norm_input,
+                   x->str());
+      return ValueType::error();
+    }
+    bool ok = true;
+    for (size_t i : {1, 2}) {
+      StringRef argName = i == 1 ? "running_mean" : "running_var";
+      Expr &arg = *args.slots[i];
+      auto *ref = llvm::dyn_cast<NameExpr>(&arg);
+      const Binding *binding = ref ? lookup(ref->name) : nullptr;
+      if (!binding || binding->kind != Binding::Kind::Buffer) {
+        ValueType t = check(arg);
+        if (!t.isError())
+          diags.report(arg.getLoc(), DiagID::err_batch_norm_buffer, argName,
+                       binding ? getBindingKindName(binding->kind).str() +
+                                     " '" + ref->name + "'"
+                               : t.str());
+        ok = false;
+        continue;
+      }
+      ValueType t = check(arg);
+      if (t.isError()) {
+        ok = false;
+        continue;
+      }
+      if (t.shape.size() != 1 || !(t.shape[0] == x->shape[1]) ||
+          t.elem != x->elem) {
+        diags.report(arg.getLoc(), DiagID::err_batch_norm_buffer_shape,
+                     ref->name, x->shape[1].str(), t.str());
+        ok = false;
+        continue;
+      }
+      auto [it, fresh] = updatedBuffers.emplace(ref->name, arg.getLoc());
+      if (!fresh) {
+        diags.report(arg.getLoc(), DiagID::err_buffer_updated_twice, ref->name);
+        diags.report(it->second, DiagID::note_buffer_updated_here);
+        ok = false;
+      }
+    }
+    if (args.slots[3]) {
+      std::optional<double> m =
+          constantNumber(*args.slots[3], "momentum", name);
+      if (!m)
+        ok = false;
+      else if (!(*m >= 0.0 && *m <= 1.0)) {
+        std::ostringstream text;
+        text << *m;
+        diags.report(args.slots[3]->getLoc(), DiagID::err_batch_norm_momentum,
+                     text.str());
+        ok = false;
+      }
+    }
+    if (args.slots[4] && !constantNumber(*args.slots[4], "eps", name))
+      ok = false;
+    return ok ? concretize(*x) : ValueType::error();
   }
 
   case BuiltinKind::Extremum: {

@@ -69,8 +69,9 @@ void Checker::checkParams(Definition &def) {
     }
     if (!type) {
       // Declared anyway, as an error value, so uses stay quiet.
-      declare(param.name.name, Binding::Kind::Param, ValueType::error(),
-              param.name.loc);
+      declare(param.name.name,
+              param.isBuffer ? Binding::Kind::Buffer : Binding::Kind::Param,
+              ValueType::error(), param.name.loc);
       continue;
     }
     if (!param.init.name.empty()) {
@@ -87,7 +88,9 @@ void Checker::checkParams(Definition &def) {
       }
     }
     param.resolvedType = *type;
-    declare(param.name.name, Binding::Kind::Param, *type, param.name.loc);
+    declare(param.name.name,
+            param.isBuffer ? Binding::Kind::Buffer : Binding::Kind::Param,
+            *type, param.name.loc);
   }
 }
 

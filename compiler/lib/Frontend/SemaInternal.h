@@ -36,7 +36,16 @@ using llvm::SMLoc;
 using llvm::StringRef;
 
 struct Binding {
-  enum class Kind { HyperParam, Param, Instance, Arg, Local, LoopVar, CompVar };
+  enum class Kind {
+    HyperParam,
+    Param,
+    Buffer,
+    Instance,
+    Arg,
+    Local,
+    LoopVar,
+    CompVar
+  };
   Kind kind;
   ValueType type;
   SMLoc loc;
@@ -206,6 +215,9 @@ private:
   bool inRangeLoop = false;
   bool returned = false;
   ForwardDef *forward = nullptr;
+  /// The buffers a batch_norm of the forward being checked updates, and
+  /// where.
+  std::map<std::string, SMLoc> updatedBuffers;
   /// The resolved `-> type` of the forward being checked, if valid.
   std::optional<ValueType> declaredResult;
   unsigned nesting = 0;

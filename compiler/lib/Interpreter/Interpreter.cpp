@@ -61,8 +61,11 @@ public:
   Evaluator(mlir::ModuleOp module, const RunOptions &options)
       : module(module), options(options) {}
 
+  /// Runs `func`; `buffers`, when given, receives every buffer argument
+  /// (gnn.buffer) as the run left it, by argument index.
   Status call(mlir::func::FuncOp func, const std::vector<Value<T>> &args,
-              std::vector<Tensor<T>> &results);
+              std::vector<Tensor<T>> &results,
+              std::map<unsigned, Tensor<T>> *buffers = nullptr);
 
 private:
   Status eval(mlir::Operation *op);
@@ -102,6 +105,7 @@ private:
   Status reduceSelect(gnn::ReduceSelectOp op);
   Status scatterSelect(gnn::ScatterSelectOp op);
   Status broadcastLike(gnn::BroadcastLikeOp op);
+  Status updateBatchStats(gnn::UpdateBatchStatsOp op);
 
   mlir::ModuleOp module;
   const RunOptions &options;
@@ -152,7 +156,8 @@ Status checkArgument(const Value<T> &value, mlir::Type type, unsigned index) {
 template <typename T>
 Status Evaluator<T>::call(mlir::func::FuncOp func,
                           const std::vector<Value<T>> &args,
-                          std::vector<Tensor<T>> &results) {
+                          std::vector<Tensor<T>> &results,
+                          std::map<unsigned, Tensor<T>> *buffers) {
   mlir::Block &body = func.getBody().front();
   if (args.size() != body.getNumArguments())
     return Status::error(llvm::formatv("@{0} takes {1} arguments, got {2}",
@@ -238,6 +243,10 @@ Status Evaluator<T>::call(mlir::func::FuncOp func,
       results.clear();
       for (mlir::Value v : ret.getOperands())
         results.push_back(tensor(v));
+      if (buffers)
+        for (unsigned i = 0; i < body.getNumArguments(); ++i)
+          if (func.getArgAttr(i, gnn::kBufferAttrName))
+            (*buffers)[i] = tensor(body.getArgument(i));
       return Status::success();
     }
     Status s = eval(&op);
@@ -438,6 +447,12 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
         Tensor<T>::dense({}, {static_cast<T>(c.getValue().convertToDouble())}));
     return Status::success();
   }
+  if (auto t = mlir::dyn_cast<TrainingOp>(op)) {
+    set(t.getResult(), Tensor<T>::dense({}, {T(options.training ? 1 : 0)}));
+    return Status::success();
+  }
+  if (auto u = mlir::dyn_cast<UpdateBatchStatsOp>(op))
+    return updateBatchStats(u);
   if (auto u = mlir::dyn_cast<UnaryOp>(op)) {
     Tensor<T> t = tensor(u.getInput());
     T alpha =
@@ -683,9 +698,13 @@ template <typename T> Status Evaluator<T>::eval(mlir::Operation *op) {
       args.push_back(values[v]);
     std::vector<Tensor<T>> outs;
     Evaluator<T> inner(module, options);
-    Status s = inner.call(callee, args, outs);
+    std::map<unsigned, Tensor<T>> buffers;
+    Status s = inner.call(callee, args, outs, &buffers);
     if (!s.ok())
       return s;
+    // The callee's buffers are the caller's: what it updated stays updated.
+    for (auto &[i, t] : buffers)
+      set(c.getOperand(i), std::move(t));
     if (outs.size() != c.getNumResults())
       return error(op, "@" + c.getCallee() + " returned " +
                            std::to_string(outs.size()) + " values");
@@ -1270,6 +1289,38 @@ Status Evaluator<T>::broadcastLike(gnn::BroadcastLikeOp op) {
   return Status::success();
 }
 
+/// torch's running-statistics update: the column mean and the unbiased
+/// column variance of the input, blended in with the momentum, in double.
+template <typename T>
+Status Evaluator<T>::updateBatchStats(gnn::UpdateBatchStatsOp op) {
+  if (!options.training)
+    return Status::success();
+  const Tensor<T> &x = tensor(op.getInput());
+  int64_t rows = x.shape[0], cols = x.shape[1];
+  if (rows < 2)
+    return error(op, "batch_norm needs at least 2 rows in training, to "
+                     "estimate the variance; got " +
+                         std::to_string(rows));
+  double m = op.getMomentum().convertToDouble();
+  Tensor<T> &mean = tensor(op.getRunningMean());
+  Tensor<T> &var = tensor(op.getRunningVar());
+  for (int64_t j = 0; j < cols; ++j) {
+    double sum = 0;
+    for (int64_t i = 0; i < rows; ++i)
+      sum += static_cast<double>(x.data[i * cols + j]);
+    double mu = sum / static_cast<double>(rows);
+    double squares = 0;
+    for (int64_t i = 0; i < rows; ++i) {
+      double d = static_cast<double>(x.data[i * cols + j]) - mu;
+      squares += d * d;
+    }
+    double unbiased = squares / static_cast<double>(rows - 1);
+    mean.data[j] = static_cast<T>((1 - m) * mean.data[j] + m * mu);
+    var.data[j] = static_cast<T>((1 - m) * var.data[j] + m * unbiased);
+  }
+  return Status::success();
+}
+
 } // namespace
 
 template <typename T>
@@ -1282,6 +1333,25 @@ Status interp::runAll(mlir::ModuleOp module, llvm::StringRef function,
     return Status::error("no function @" + function.str() + " in the module");
   Evaluator<T> evaluator(module, options);
   return evaluator.call(func, args, results);
+}
+
+template <typename T>
+Status interp::runWithBuffers(mlir::ModuleOp module, llvm::StringRef function,
+                              const std::vector<Value<T>> &args,
+                              std::vector<Tensor<T>> &results,
+                              std::map<std::string, Tensor<T>> &buffers,
+                              const RunOptions &options) {
+  auto func = module.lookupSymbol<mlir::func::FuncOp>(function);
+  if (!func)
+    return Status::error("no function @" + function.str() + " in the module");
+  Evaluator<T> evaluator(module, options);
+  std::map<unsigned, Tensor<T>> byIndex;
+  Status s = evaluator.call(func, args, results, &byIndex);
+  for (auto &[i, t] : byIndex)
+    if (auto path =
+            func.getArgAttrOfType<mlir::StringAttr>(i, gnn::kParamAttrName))
+      buffers[path.getValue().str()] = std::move(t);
+  return s;
 }
 
 template <typename T>
@@ -1316,4 +1386,14 @@ template Status runAll<double>(mlir::ModuleOp, llvm::StringRef,
                                const std::vector<Value<double>> &,
                                std::vector<Tensor<double>> &,
                                const RunOptions &);
+template Status runWithBuffers<float>(mlir::ModuleOp, llvm::StringRef,
+                                      const std::vector<Value<float>> &,
+                                      std::vector<Tensor<float>> &,
+                                      std::map<std::string, Tensor<float>> &,
+                                      const RunOptions &);
+template Status runWithBuffers<double>(mlir::ModuleOp, llvm::StringRef,
+                                       const std::vector<Value<double>> &,
+                                       std::vector<Tensor<double>> &,
+                                       std::map<std::string, Tensor<double>> &,
+                                       const RunOptions &);
 } // namespace gnnc::interp

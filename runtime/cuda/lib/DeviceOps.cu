@@ -790,11 +790,61 @@ Status streamWorkspace(BlasHandle &blas, cudaStream_t stream, void *&out) {
   return Status::success();
 }
 
+/// One block per column j of `x` ([rows, cols]): the column's mean, then
+/// its unbiased variance, summed in double in a fixed order (each thread a
+/// strided range, then CUB's block reduction), blended into the running
+/// statistics by thread 0.
+__global__ void batchStatsKernel(const float *x, int64_t rows, int64_t cols,
+                                 float *runningMean, float *runningVar,
+                                 double momentum) {
+  using BlockSum = cub::BlockReduce<double, kThreads>;
+  __shared__ typename BlockSum::TempStorage temp;
+  __shared__ double mean;
+  int64_t j = blockIdx.x;
+  double part = 0.0;
+  for (int64_t i = threadIdx.x; i < rows; i += kThreads)
+    part += static_cast<double>(x[i * cols + j]);
+  double sum = BlockSum(temp).Sum(part);
+  if (threadIdx.x == 0)
+    mean = sum / static_cast<double>(rows);
+  __syncthreads();
+  double mu = mean;
+  part = 0.0;
+  for (int64_t i = threadIdx.x; i < rows; i += kThreads) {
+    double d = static_cast<double>(x[i * cols + j]) - mu;
+    part += d * d;
+  }
+  double squares = BlockSum(temp).Sum(part);
+  if (threadIdx.x == 0) {
+    double var = squares / static_cast<double>(rows - 1);
+    runningMean[j] =
+        static_cast<float>((1 - momentum) * runningMean[j] + momentum * mu);
+    runningVar[j] =
+        static_cast<float>((1 - momentum) * runningVar[j] + momentum * var);
+  }
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
 // The operations
 //===----------------------------------------------------------------------===//
+
+Status updateBatchStats(const float *x, int64_t rows, int64_t cols,
+                        float *runningMean, float *runningVar, double momentum,
+                        bool training, cudaStream_t stream) {
+  if (!training || cols <= 0)
+    return Status::success();
+  if (rows < 2)
+    return Status::error("batch_norm needs at least 2 rows in training, to "
+                         "estimate the variance; got " +
+                         std::to_string(rows));
+  if (cols > INT_MAX)
+    return Status::error("batch_norm: more than 2^31 columns");
+  batchStatsKernel<<<static_cast<unsigned>(cols), kThreads, 0, stream>>>(
+      x, rows, cols, runningMean, runningVar, momentum);
+  return launched("updateBatchStats");
+}
 
 Status dropout(const float *in, float *out, int64_t n, double p, uint64_t seed,
                bool training, cudaStream_t stream) {

@@ -8,8 +8,8 @@
 //   CudaBackend  device graphs and tensors (uploaded, downloaded), a stream
 //                per call, waited for; calls run only when a device is
 //                there. Built by nvcc for a GPU, or as C++ with the host
-//                emulation of tests/Target/Exec/emu (GNNC_CUDA_EMULATION), which has
-//                always one device.
+//                emulation of tests/Target/Exec/emu (GNNC_CUDA_EMULATION),
+//                which has always one device.
 //
 // GNNC_EXEC_BACKEND_CUDA selects the suite's Backend.
 //
@@ -80,12 +80,17 @@ struct CppBackend {
     return std::make_shared<Graphs>(graph);
   }
 
-  /// Inputs are passed as they are; outputs and the workspace are host
-  /// memory.
+  /// Inputs, outputs and the workspace are host memory; inputs are copies,
+  /// which a training forward's buffer updates write.
   class Buffers {
   public:
     rt::Status input(const Array &a, const float *&data) {
-      data = a.data.data();
+      inputs.push_back(a.data);
+      data = inputs.back().data();
+      return rt::Status();
+    }
+    rt::Status readInput(std::size_t i, Array &out) {
+      out.data = inputs[i];
       return rt::Status();
     }
     rt::Status output(const std::vector<int64_t> &shape, float *&data) {
@@ -111,7 +116,7 @@ struct CppBackend {
     }
 
   private:
-    std::vector<std::vector<float>> outputs;
+    std::vector<std::vector<float>> inputs, outputs;
     std::unique_ptr<void, decltype(&std::free)> space{nullptr, &std::free};
   };
 };
@@ -257,6 +262,10 @@ struct CudaBackend {
     rt::Status result(std::size_t i, Array &out) {
       out.data.resize(static_cast<size_t>(outputs[i]->numElements()));
       return outputs[i]->download(out.data.data(), stream);
+    }
+    rt::Status readInput(std::size_t i, Array &out) {
+      out.data.resize(static_cast<size_t>(inputs[i]->numElements()));
+      return inputs[i]->download(out.data.data(), stream);
     }
 
   private:

@@ -125,6 +125,51 @@ class Forward : public ::testing::TestWithParam<EntryCase> {};
 // (Each backend compiles its own subset of the table.)
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Forward);
 
+/// Runs `call` on `inputs` into `got`, and @fn of `reference` in the
+/// interpreter in double. Where the language makes the call an error (a
+/// training batch_norm over fewer than 2 rows), both fail with the same
+/// message and this returns false: the caller goes on with the next case.
+/// Otherwise both ran, and every buffer the call left behind (a training
+/// forward updates them) is what the interpreter left.
+bool runBoth(Call &call, const std::vector<Array> &inputs, bool training,
+             mlir::ModuleOp reference, const std::string &fn,
+             const TestGraph &graph, std::vector<Array> &got) {
+  std::vector<Array> after;
+  ::testing::AssertionResult ran =
+      call.run(inputs, training, /*seed=*/0, got, {}, &after);
+  std::vector<interp::Tensor<double>> want;
+  std::map<std::string, interp::Tensor<double>> buffers;
+  ::testing::AssertionResult ref =
+      interpret<double>(reference, fn, graph, inputs, training, want, &buffers);
+  if (!ran || !ref) {
+    EXPECT_FALSE(ran) << fn << ": the interpreter failed (" << ref.message()
+                      << ") and the generated code did not";
+    EXPECT_FALSE(ref) << fn << ": the generated code failed (" << ran.message()
+                      << ") and the interpreter did not";
+    EXPECT_NE(std::string(ref.message()).find(ran.message()),
+              std::string::npos)
+        << "generated: " << ran.message()
+        << "\ninterpreter: " << ref.message();
+    return false;
+  }
+  const auto &entry = call.entry;
+  for (int i = 0; i < entry.numArgs; ++i) {
+    if (llvm::StringRef(entry.args[i].role) != "buffer")
+      continue;
+    auto it = buffers.find(entry.args[i].name);
+    if (it == buffers.end()) {
+      ADD_FAILURE() << "the interpreter has no buffer " << entry.args[i].name;
+      continue;
+    }
+    double err = maxRelativeError(
+        after[i].data,
+        std::vector<double>(it->second.data.begin(), it->second.data.end()),
+        kFloor, 0, /*absolute=*/0);
+    EXPECT_LE(err, kTolerance) << fn << ": buffer " << entry.args[i].name;
+  }
+  return true;
+}
+
 /// Calls `entry` on every test graph of its kind, with random arguments
 /// (the first graph's from `seed`, the next from seed + 1, ...), in
 /// inference and in training, against @<entry> of what the module was
@@ -142,7 +187,8 @@ void expectEveryGraphMatches(const CompiledModule &cm, const EntryInfo &entry,
     for (bool training : {false, true}) {
       SCOPED_TRACE(training ? "training" : "inference");
       std::vector<Array> got;
-      ASSERT_TRUE(call.run(inputs, training, /*seed=*/0, got));
+      if (!runBoth(call, inputs, training, *reference, entry.name, graph, got))
+        continue;
       expectInterpreter(got, *reference, entry.name, graph, inputs, training,
                         entry.results, entry.name, tolerance);
     }
@@ -210,7 +256,9 @@ TEST_P(Training, TrainAndBackwardMatchInterpreter) {
       // compare at the gradients' tolerance, the forward's result at the
       // forward's just below.
       std::vector<Array> saved;
-      ASSERT_TRUE(trainCall.run(inputs, training, 0, saved));
+      if (!runBoth(trainCall, inputs, training, *trainingIR, name + ".train",
+                   graph, saved))
+        continue;
       expectInterpreter(saved, *trainingIR, name + ".train", graph, inputs,
                         training, train.results, name + ".train",
                         kGradientTolerance);
@@ -782,6 +830,8 @@ struct GoldenCase {
   const CompiledModule *module = nullptr;
   TestGraph graph;
   std::vector<Array> inputs;
+  /// The mode PyG's module ran in (case.json "training"; eval by default).
+  bool training() const { return json.getBoolean("training").value_or(false); }
 };
 
 ::testing::AssertionResult loadGolden(const std::string &name, GoldenCase &c) {
@@ -807,7 +857,8 @@ struct GoldenCase {
   for (int i = 0; i < entry->numArgs; ++i) {
     const rt::TensorInfo &t = entry->args[i];
     std::string file;
-    if (llvm::StringRef(t.role) == "param") {
+    if (llvm::StringRef(t.role) == "param" ||
+        llvm::StringRef(t.role) == "buffer") {
       file = joinPath({c.dir, "params", std::string(t.name) + ".npy"});
     } else {
       std::optional<llvm::StringRef> source = inputs->getString(t.name);
@@ -839,14 +890,36 @@ TEST_P(Golden, MatchesPyG) {
     GTEST_SKIP() << c.skip;
   const EntryInfo &entry = *findEntry(*c.module->info, c.definition);
   Call call(entry, c.graph);
-  std::vector<Array> got;
-  ASSERT_TRUE(call.run(c.inputs, false, 0, got));
+  std::vector<Array> got, after;
+  ASSERT_TRUE(call.run(c.inputs, c.training(), 0, got, {}, &after));
   std::vector<double> want =
       readDoubles(joinPath({c.dir, "expected", "out.npy"}));
   double err = maxRelativeError(got[0].data, want, 1e-3, 0, /*absolute=*/0);
   std::cout << "[ golden ] " << GetParam() << " max relative error " << err
             << "\n";
   EXPECT_LE(err, 1e-4);
+  // Buffers as PyG's module left them: updated by a training forward,
+  // unchanged by an eval one.
+  const llvm::json::Object *buffers = c.json.getObject("buffers");
+  size_t checked = 0;
+  for (int i = 0; i < entry.numArgs; ++i) {
+    if (llvm::StringRef(entry.args[i].role) != "buffer")
+      continue;
+    ASSERT_TRUE(buffers) << "case.json names no buffers";
+    std::optional<llvm::StringRef> file =
+        buffers->getString(entry.args[i].name);
+    ASSERT_TRUE(file) << "no expected value of " << entry.args[i].name;
+    std::vector<double> wantBuffer =
+        readDoubles(joinPath({c.dir, file->str()}));
+    double e = maxRelativeError(after[i].data, wantBuffer, 1e-3, 0, 0);
+    std::cout << "[ golden ] " << GetParam() << " buffer " << entry.args[i].name
+              << " max relative error " << e << "\n";
+    EXPECT_LE(e, 1e-5) << entry.args[i].name;
+    EXPECT_EQ(after[i].data != c.inputs[i].data, c.training())
+        << entry.args[i].name << " moved in eval or stayed in training";
+    ++checked;
+  }
+  EXPECT_EQ(checked, buffers ? buffers->size() : 0);
 }
 
 /// @F.train and @F.backward with the case's cotangent give PyG's
@@ -866,7 +939,7 @@ TEST_P(Golden, GradientsMatchPyG) {
   ASSERT_TRUE(train && backward);
   Call trainCall(*train, c.graph), backwardCall(*backward, c.graph);
   std::vector<Array> saved;
-  ASSERT_TRUE(trainCall.run(c.inputs, false, 0, saved));
+  ASSERT_TRUE(trainCall.run(c.inputs, c.training(), 0, saved));
   Array cotangent;
   ASSERT_TRUE(readArray(joinPath({c.dir, grads->getString("cotangent")->str()}),
                         cotangent));
@@ -892,7 +965,7 @@ TEST_P(Golden, GradientsMatchPyG) {
     inputs.push_back(*a);
   }
   std::vector<Array> got;
-  ASSERT_TRUE(backwardCall.run(inputs, false, 0, got));
+  ASSERT_TRUE(backwardCall.run(inputs, c.training(), 0, got));
   const llvm::json::Object *inputGrads = grads->getObject("inputs");
   const llvm::json::Object *paramGrads = grads->getObject("params");
   const llvm::json::Object *checks = c.json.getObject("checks");

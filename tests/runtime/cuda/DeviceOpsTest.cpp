@@ -186,6 +186,29 @@ TEST(CudaDeviceOps, Elementwise) {
   expectNear(down(out), want, "dropout", 1e-6f);
 }
 
+// batch_norm's running-statistics update: one block per column, in double,
+// against the host's, on more rows than a block has threads.
+TEST(CudaDeviceOps, BatchStatsMatchTheHost) {
+  SKIP_WITHOUT_DEVICE();
+  const int64_t rows = 1000, cols = 5;
+  std::vector<float> x(rows * cols);
+  for (int64_t i = 0; i < rows * cols; ++i)
+    x[i] = static_cast<float>((i * 37) % 101) / 7.0f - 3.0f;
+  std::vector<float> mean = {0.5f, -1, 2, 0, 1}, var = {1, 2, 0.5f, 1, 3};
+  cu::DeviceTensor dx = up(x), dm = up(mean), dv = up(var);
+  ASSERT_TRUE(cu::updateBatchStats(dx.data(), rows, cols, dm.data(), dv.data(),
+                                   0.1, true, nullptr)
+                  .ok());
+  ASSERT_TRUE(rt::updateBatchStats(x.data(), rows, cols, mean.data(),
+                                   var.data(), 0.1, true)
+                  .ok());
+  expectNear(down(dm), mean, "running mean", 1e-6f);
+  expectNear(down(dv), var, "running var", 1e-6f);
+  EXPECT_FALSE(cu::updateBatchStats(dx.data(), 1, cols, dm.data(), dv.data(),
+                                    0.1, true, nullptr)
+                   .ok());
+}
+
 // NaN goes through every elementwise function as in PyTorch (and the host
 // ops): relu(nan), leaky_relu(nan), elu(nan), max and min with a NaN on
 // either side are NaN. The outputs start as 7, not as NaN.

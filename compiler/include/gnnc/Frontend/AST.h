@@ -359,9 +359,12 @@ struct HyperParam {
   ExprPtr defaultValue;
 };
 
-/// `param W: f32[a, b] = glorot`.
+/// `param W: f32[a, b] = glorot`, or `buffer running_mean: f32[d] = zeros`:
+/// a buffer is state that is not trained (no optimiser step), which a
+/// training forward updates (batch_norm's running statistics).
 struct ParamDecl {
   Ident name;
+  bool isBuffer = false;
   TypeExpr type;
   /// The initialiser; empty name when omitted.
   Ident init;

@@ -26,6 +26,7 @@ enum class BuiltinKind {
   Range,
   Where,
   LayerNorm,
+  BatchNorm,
 };
 
 /// One entry of Builtins.def.

@@ -45,7 +45,7 @@ private:
   std::unique_ptr<Definition> parseDefinition();
   bool parseHyperParam(Definition &def);
   bool parseMember(Definition &def);
-  bool parseParamDecl(Definition &def);
+  bool parseParamDecl(Definition &def, bool isBuffer = false);
   bool parseInstance(Definition &def);
   bool parseForward(Definition &def);
   std::optional<TypeExpr> parseType(llvm::StringRef context);

@@ -52,7 +52,9 @@ struct GraphValue {
 template <typename T> using Value = std::variant<GraphValue, Tensor<T>>;
 
 struct RunOptions {
-  /// Training mode applies dropout; inference mode makes it the identity.
+  /// Training mode applies dropout, and batch_norm uses the batch's
+  /// statistics and updates its buffers; inference mode makes dropout the
+  /// identity and batch_norm use the running statistics.
   bool training = false;
 };
 
@@ -74,6 +76,16 @@ rt::Status runAll(mlir::ModuleOp module, llvm::StringRef function,
                   const std::vector<Value<T>> &args,
                   std::vector<Tensor<T>> &results,
                   const RunOptions &options = {});
+
+/// runAll that also returns the buffers (parameters marked gnn.buffer) as
+/// the run left them, by parameter path: in training mode a batch_norm
+/// blends the batch's statistics into its running ones.
+template <typename T>
+rt::Status runWithBuffers(mlir::ModuleOp module, llvm::StringRef function,
+                          const std::vector<Value<T>> &args,
+                          std::vector<Tensor<T>> &results,
+                          std::map<std::string, Tensor<T>> &buffers,
+                          const RunOptions &options = {});
 
 /// The counter-based dropout mask: whether element `index` of the tensor
 /// dropped with `seed` is kept, for probability `p` (rt::dropoutKeeps of

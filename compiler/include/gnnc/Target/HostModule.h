@@ -51,6 +51,9 @@ struct ParamStruct {
   std::string name;
   std::vector<std::string> paths, fields, inits;
   std::vector<std::vector<int64_t>> shapes;
+  /// Which are buffers (gnn.buffer): not trained, updated by a training
+  /// forward.
+  std::vector<bool> buffers;
 };
 
 struct HostFunc;
@@ -237,6 +240,13 @@ protected:
   /// Prints a call of the runtime's `fn` ("gather") with `args`.
   virtual void printRuntimeCall(CodeWriter &w, const std::string &fn,
                                 const std::string &args) = 0;
+  /// Prints a call of the runtime's `fn` that returns an rt::Status, which
+  /// the entry point returns when it is an error. Every CUDA runtime call
+  /// is one already.
+  virtual void printCheckedRuntimeCall(CodeWriter &w, const std::string &fn,
+                                       const std::string &args) {
+    printRuntimeCall(w, fn, args);
+  }
   /// The pointer to the source (`src`) or destination vertex of every edge
   /// of the kernel graph of `graph`.
   virtual std::string edgeEnds(mlir::Value graph, bool src) = 0;

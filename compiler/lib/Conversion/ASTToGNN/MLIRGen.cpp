@@ -131,6 +131,9 @@ struct ParamInfo {
   std::string path;
   g::DomainTensorType type;
   std::string init;
+  /// A buffer (`buffer running_mean: ...`): state a training forward
+  /// updates, which is not trained.
+  bool buffer = false;
 };
 
 struct EmittedFunction {
@@ -719,12 +722,13 @@ EmittedFunction *MLIRGenImpl::emitFunction(const Definition &def,
     std::string init = p.init.name;
     if (init.empty())
       init = p.resolvedType->shape.size() >= 2 ? "glorot" : "zeros";
-    params.push_back(
-        {p.name.name, tensorType(*p.resolvedType, g::Domain::dense), init});
+    params.push_back({p.name.name,
+                      tensorType(*p.resolvedType, g::Domain::dense), init,
+                      p.isBuffer});
   }
   for (auto &[instName, child] : children)
     for (const ParamInfo &p : child->params)
-      params.push_back({instName + "." + p.path, p.type, p.init});
+      params.push_back({instName + "." + p.path, p.type, p.init, p.buffer});
   for (const ParamInfo &p : params)
     argTypes.push_back(p.type);
 
@@ -776,6 +780,8 @@ EmittedFunction *MLIRGenImpl::emitFunction(const Definition &def,
                     builder.getStringAttr(params[i].path));
     func.setArgAttr(nArgs + i, g::kInitAttrName,
                     builder.getStringAttr(params[i].init));
+    if (params[i].buffer)
+      func.setArgAttr(nArgs + i, g::kBufferAttrName, builder.getUnitAttr());
   }
   mlir::Block *entry = func.addEntryBlock();
   builder.setInsertionPointToStart(entry);
@@ -800,7 +806,14 @@ EmittedFunction *MLIRGenImpl::emitFunction(const Definition &def,
 
   if (!lowerBody(fwd.body) || !state.result)
     return nullptr;
-  builder.create<mlir::func::ReturnOp>(state.result.getLoc(), state.result);
+  auto ret =
+      builder.create<mlir::func::ReturnOp>(state.result.getLoc(), state.result);
+  // Buffer updates come last, in program order: every read of a buffer in
+  // the forward sees the value it had when the call began.
+  llvm::SmallVector<g::UpdateBatchStatsOp> updates(
+      entry->getOps<g::UpdateBatchStatsOp>());
+  for (g::UpdateBatchStatsOp u : updates)
+    u->moveBefore(ret);
 
   EmittedFunction &out = emitted[name];
   out.func = func;
@@ -1497,6 +1510,10 @@ static std::optional<g::BinaryFn> getBinaryFn(llvm::StringRef name) {
 /// The default epsilon of layer_norm, as torch's.
 static constexpr double kLayerNormEps = 1e-5;
 
+/// The defaults of batch_norm, as torch's.
+static constexpr double kBatchNormMomentum = 0.1;
+static constexpr double kBatchNormEps = 1e-5;
+
 /// The least variance of g.std, as in PyG's StdAggregation.
 static constexpr double kStdVarianceFloor = 1e-5;
 
@@ -1591,6 +1608,54 @@ Value MLIRGenImpl::lowerBuiltin(const CallExpr &call, llvm::StringRef name) {
         l, shifted.getType(), g::UnaryFnAttr::get(&context, g::UnaryFn::rsqrt),
         shifted, nullptr);
     return binary(g::BinaryFn::mul, centred, scale, l, direction);
+  }
+  case BuiltinKind::BatchNorm: {
+    // (x - mean) / sqrt(var + eps) per column, with the batch's mean and
+    // biased variance in training and the running ones in inference,
+    // selected by gnn.training as where() selects; a training forward also
+    // blends the batch's statistics into the running ones.
+    Value x = lower(*first);
+    Value runningMean = lower(*argExpr(1, "running_mean"));
+    Value runningVar = lower(*argExpr(2, "running_var"));
+    if (!x || !runningMean || !runningVar)
+      return nullptr;
+    double momentum = constArg(3, "momentum", kBatchNormMomentum);
+    double eps = constArg(4, "eps", kBatchNormEps);
+    g::DomainTensorType t = typeOf(x);
+    mlir::Type elem = t.getElementType();
+    auto columnMean = [&](Value v) -> Value {
+      return builder.create<g::ReduceOp>(
+          l, t.withShape({t.getShape()[1]}),
+          g::ReduceFnAttr::get(&context, g::ReduceFn::mean), v,
+          builder.getI64IntegerAttr(0), nullptr);
+    };
+    Direction direction = call.type->direction;
+    Value batchMean = columnMean(x);
+    Value centred = binary(g::BinaryFn::sub, x, batchMean, l, direction);
+    Value batchVar =
+        columnMean(binary(g::BinaryFn::mul, centred, centred, l, direction));
+    Value training = builder.create<g::TrainingOp>(
+        l, g::DomainTensorType::get(&context, g::Domain::dense, {}, elem));
+    Value inference =
+        binary(g::BinaryFn::eq, training, constant(0.0, elem, l), l, direction);
+    auto select = [&](Value batch, Value running) {
+      return binary(g::BinaryFn::add,
+                    binary(g::BinaryFn::mask, training, batch, l, direction),
+                    binary(g::BinaryFn::mask, inference, running, l, direction),
+                    l, direction);
+    };
+    Value mean = select(batchMean, runningMean);
+    Value variance = select(batchVar, runningVar);
+    Value shifted = binary(g::BinaryFn::add, variance, constant(eps, elem, l),
+                           l, direction);
+    Value scale = builder.create<g::UnaryOp>(
+        l, shifted.getType(), g::UnaryFnAttr::get(&context, g::UnaryFn::rsqrt),
+        shifted, nullptr);
+    builder.create<g::UpdateBatchStatsOp>(l, runningMean, runningVar, x,
+                                          builder.getF64FloatAttr(momentum));
+    return binary(g::BinaryFn::mul,
+                  binary(g::BinaryFn::sub, x, mean, l, direction), scale, l,
+                  direction);
   }
   case BuiltinKind::Extremum: {
     // max(a, b) is elementwise; with an axis it is a reduction.

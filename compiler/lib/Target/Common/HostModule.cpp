@@ -678,6 +678,24 @@ LogicalResult HostFunctionPrinter::printRuntimeOp(Operation *op, CodeWriter &w,
                             ", seed), training");
         return success();
       })
+      .Case<TrainingOp>([&](TrainingOp) -> LogicalResult {
+        usesTraining = true;
+        call("fill", out() + ", 1, training ? 1.0f : 0.0f");
+        return success();
+      })
+      .Case<UpdateBatchStatsOp>([&](UpdateBatchStatsOp u) -> LogicalResult {
+        // Writes the buffers through `params` (docs/abi.md, "Buffers").
+        usesTraining = true;
+        Value x = u.getInput();
+        printCheckedRuntimeCall(
+            w, "updateBatchStats",
+            in(x) + ", " + dims(x, 0, 1) + ", " + dims(x, 1, 2) + ", " +
+                ptr(u.getRunningMean()) + ", " + ptr(u.getRunningVar()) + ", " +
+                floatLiteral(u.getMomentum().convertToDouble(), false,
+                             abi.nonFinite) +
+                ", training");
+        return success();
+      })
       .Case<func::CallOp>([&](func::CallOp c) -> LogicalResult {
         return printCall(c, w, decl);
       })
@@ -1305,6 +1323,8 @@ LogicalResult HostModulePrinter::collect() {
       p->fields.push_back(fields.unique(cIdentifier(path.getValue())));
       p->inits.push_back(init ? init.getValue().str() : "");
       p->shapes.emplace_back(type.getShape().begin(), type.getShape().end());
+      p->buffers.push_back(
+          static_cast<bool>(func.getArgAttr(i, gnn::kBufferAttrName)));
     }
     structOf[it->second] = p.get();
     structs.push_back(std::move(p));
@@ -1542,6 +1562,7 @@ void HostModulePrinter::printParamStruct(CodeWriter &w, const ParamStruct &p) {
     w.line("static constexpr const int64_t (*kShapes)[gnnc::rt::kMaxRank] = "
            "nullptr;");
     w.line("static constexpr const int64_t *kNumElements = nullptr;");
+    w.line("static constexpr const bool *kIsBuffer = nullptr;");
     w.blank();
     w.line("float *get(int /*i*/) const { return nullptr; }");
     w.line("void set(int /*i*/, float * /*data*/) {}");
@@ -1560,14 +1581,16 @@ void HostModulePrinter::printParamStruct(CodeWriter &w, const ParamStruct &p) {
     for (auto [k, d] : llvm::enumerate(p.shapes[i]))
       dims += (k ? ", " : "") + std::to_string(d);
     w.line("float *" + p.fields[i] + "; ///< " + p.paths[i] + ": f32[" + dims +
-           "], init " + (p.inits[i].empty() ? "none" : p.inits[i]));
+           "], init " + (p.inits[i].empty() ? "none" : p.inits[i]) +
+           (p.buffers[i] ? "; a buffer, updated by a training forward" : ""));
   }
   w.blank();
   size_t n = p.fields.size();
   w.line("static constexpr int kNumParams = " + std::to_string(n) + ";");
-  std::string paths, inits, ranks, shapesText, sizes;
+  std::string paths, inits, ranks, shapesText, sizes, buffers;
   for (size_t i = 0; i < n; ++i) {
     paths += (i ? ", " : "") + cString(p.paths[i]);
+    buffers += std::string(i ? ", " : "") + (p.buffers[i] ? "true" : "false");
     inits += (i ? ", " : "") + cString(p.inits[i]);
     ranks += (i ? ", " : "") + std::to_string(p.shapes[i].size());
     std::string dims;
@@ -1589,6 +1612,9 @@ void HostModulePrinter::printParamStruct(CodeWriter &w, const ParamStruct &p) {
          shapesText + "};");
   w.line("static constexpr int64_t kNumElements[kNumParams] = {" + sizes +
          "};");
+  w.line("/// Buffers are state that is not trained: a trainer initialises "
+         "them, and its optimiser skips them.");
+  w.line("static constexpr bool kIsBuffer[kNumParams] = {" + buffers + "};");
   w.blank();
   printPointerAccessors(w, "Parameter", p.fields);
   w.dedent();
@@ -2124,7 +2150,9 @@ void HostModulePrinter::printReflection(CodeWriter &w) {
       if (a.kind == HostFunc::Arg::Graph)
         continue;
       std::string nameText = a.source.empty() ? a.name : a.source, init;
-      std::string role = a.kind == HostFunc::Arg::Param ? "param" : "input";
+      std::string role = a.kind != HostFunc::Arg::Param               ? "input"
+                         : f.func.getArgAttr(i, gnn::kBufferAttrName) ? "buffer"
+                                                                      : "param";
       if (auto saved =
               f.func.getArgAttrOfType<StringAttr>(i, gnn::kSavedAttrName)) {
         nameText = saved.getValue().str();

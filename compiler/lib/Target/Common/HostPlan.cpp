@@ -209,8 +209,10 @@ HostStorage::HostStorage(
     const std::function<llvm::SmallBitVector(StringRef)> &calleeOptional)
     : fusions(fusions) {
   Block &body = func.getBody().front();
+  // Live: the return, what writes memory (a buffer update) and what they
+  // read.
   for (Operation &op : llvm::reverse(body))
-    if (isa<func::ReturnOp>(op) ||
+    if (isa<func::ReturnOp, gnn::UpdateBatchStatsOp>(op) ||
         llvm::any_of(op.getResults(), [&](Value r) { return isUsed(r); }))
       live.insert(&op);
   // Lifetimes: a read through a view reads the viewed buffer.

@@ -872,6 +872,12 @@ LogicalResult ShapeAnalysis::visit(Operation *op) {
         set(c.getResult(), scalarShape(tensorOf(c.getResult())));
         return success();
       })
+      .Case<TrainingOp>([&](TrainingOp t) -> LogicalResult {
+        set(t.getResult(), Shape{});
+        return success();
+      })
+      .Case<UpdateBatchStatsOp>(
+          [&](UpdateBatchStatsOp) -> LogicalResult { return success(); })
       .Case<UnaryOp, DropoutOp, SoftmaxOp, ReduceSelectOp>(
           [&](auto u) -> LogicalResult {
             set(u.getResult(), get(u.getInput()));

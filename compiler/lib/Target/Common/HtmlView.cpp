@@ -110,10 +110,11 @@ bool isIdentChar(char c) {
 
 const llvm::StringSet<> &keywordsOf(Language language) {
   static const llvm::StringSet<> gnn = {
-      "for",    "in",    "if",    "else",   "elif",   "return", "def",
-      "class",  "layer", "model", "param",  "import", "from",   "and",
-      "or",     "not",   "True",  "False",  "None",   "with",   "as",
-      "lambda", "while", "pass",  "global", "const",  "let",    "is"};
+      "for",    "in",     "if",    "else",  "elif",   "return",
+      "def",    "class",  "layer", "model", "param",  "buffer",
+      "import", "from",   "and",   "or",    "not",    "True",
+      "False",  "None",   "with",  "as",    "lambda", "while",
+      "pass",   "global", "const", "let",   "is"};
   static const llvm::StringSet<> cpp = {"alignas",
                                         "auto",
                                         "bool",

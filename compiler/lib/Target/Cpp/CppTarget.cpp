@@ -563,6 +563,11 @@ private:
                         const std::string &args) override {
     w.line("rt::" + fn + "(" + args + ");");
   }
+  void printCheckedRuntimeCall(CodeWriter &w, const std::string &fn,
+                               const std::string &args) override {
+    w.line("if (rt::Status s = rt::" + fn + "(" + args + "); !s.ok())");
+    w.line("  return s;");
+  }
   /// `*p` (a relation, a batch's union) is read through the pointer; the
   /// ends are std::vectors.
   std::string edgeEnds(Value graph, bool src) override {

@@ -145,9 +145,11 @@ struct TensorInfo {
   /// argument it is the gradient of (gnn.grad_of), for a saved value its
   /// name (gnn.saved).
   const char *name;
-  /// "input", "param", "output", "grad" or "saved".
+  /// "input", "param", "buffer" (a parameter that is not trained, which a
+  /// training forward updates in place: batch_norm's running statistics),
+  /// "output", "grad" or "saved".
   const char *role;
-  /// The initialiser of a parameter ("glorot", ...); "" otherwise.
+  /// The initialiser of a parameter or buffer ("glorot", ...); "" otherwise.
   const char *init;
   int rank;
   /// The dimensions: a number, or a size symbol (N, N_src, N_dst, E, B,

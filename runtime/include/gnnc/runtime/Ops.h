@@ -61,6 +61,16 @@ template <int64_t Floats> inline void prefetchRow(const float *row) {
 void dropout(const float *in, float *out, int64_t n, double p, uint64_t seed,
              bool training);
 
+/// batch_norm's running-statistics update (gnn.update_batch_stats), as
+/// torch's: in training, with `mean` and `var` the mean and the unbiased
+/// variance of each column of the `[rows, cols]` tensor `x` (in double),
+/// `runningMean = (1 - momentum) runningMean + momentum mean` and the same
+/// for `runningVar`. Nothing when not training. An error when training with
+/// fewer than 2 rows, whose variance is not defined.
+Status updateBatchStats(const float *x, int64_t rows, int64_t cols,
+                        float *runningMean, float *runningVar, double momentum,
+                        bool training);
+
 //===----------------------------------------------------------------------===//
 // Graph facts
 //===----------------------------------------------------------------------===//

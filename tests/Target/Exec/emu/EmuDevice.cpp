@@ -167,6 +167,19 @@ Status gnnc::rt::cuda::dropout(const float *in, float *out, int64_t n, double p,
   return enqueue("dropout", stream,
                  [=] { rt::dropout(in, out, n, p, seed, training); });
 }
+Status gnnc::rt::cuda::updateBatchStats(const float *x, int64_t rows,
+                                        int64_t cols, float *runningMean,
+                                        float *runningVar, double momentum,
+                                        bool training, cudaStream_t stream) {
+  // The sizes are known on the host: the error comes at once, as on a GPU.
+  if (training && rows < 2)
+    return rt::updateBatchStats(x, rows, cols, runningMean, runningVar,
+                                momentum, training);
+  return enqueue("updateBatchStats", stream, [=] {
+    (void)rt::updateBatchStats(x, rows, cols, runningMean, runningVar, momentum,
+                               training);
+  });
+}
 Status gnnc::rt::cuda::inDegree(const DeviceGraph &g, float *out,
                                 cudaStream_t stream) {
   return enqueue("inDegree", stream, [storage = storageOf(g), out] {

@@ -8,6 +8,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -695,6 +696,42 @@ LogicalResult TransposeOp::verify() {
   SmallVector<int64_t> shape{in.getShape()[1], in.getShape()[0]};
   if (out != in.withShape(shape))
     return emitOpError("result must be the transposed input");
+  return success();
+}
+
+LogicalResult TrainingOp::verify() {
+  DomainTensorType t = tensorOf(getResult());
+  if (t.getDomain() != Domain::dense || t.getRank() != 0)
+    return emitOpError("result must be a dense scalar, got ") << t;
+  return expectFloat(*this, t);
+}
+
+LogicalResult UpdateBatchStatsOp::verify() {
+  DomainTensorType x = tensorOf(getInput());
+  if (x.getDomain() != Domain::dense || x.getRank() != 2)
+    return emitOpError("input must be a dense [rows, features] tensor, got ")
+           << x;
+  if (failed(expectFloat(*this, x)))
+    return failure();
+  double m = getMomentum().convertToDouble();
+  if (!(m >= 0.0 && m <= 1.0))
+    return emitOpError("momentum must be in [0, 1], got ") << m;
+  for (Value buffer : {getRunningMean(), getRunningVar()}) {
+    DomainTensorType b = tensorOf(buffer);
+    if (b.getDomain() != Domain::dense || b.getRank() != 1 ||
+        b.getShape()[0] != x.getShape()[1] ||
+        b.getElementType() != x.getElementType())
+      return emitOpError("running statistics must be dense [")
+             << x.getShape()[1] << "] tensors of the input's element type, got "
+             << b;
+    auto arg = dyn_cast<BlockArgument>(buffer);
+    auto func =
+        arg ? dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp())
+            : FunctionOpInterface();
+    if (!func || !func.getArgAttr(arg.getArgNumber(), kBufferAttrName))
+      return emitOpError("running statistics must be buffer arguments of the "
+                         "function (gnn.buffer)");
+  }
   return success();
 }
 

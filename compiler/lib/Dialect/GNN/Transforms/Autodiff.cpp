@@ -63,9 +63,9 @@ namespace {
 /// Ops whose results carry no gradient: graph facts, constants, and the
 /// masks and comparisons the backward itself uses.
 bool isNonDifferentiable(Operation *op) {
-  if (isa<ConstantOp, InDegreeOp, OutDegreeOp, NumVerticesOp, NumEdgesOp,
-          GraphSizesOp, RelationOp, ScatterSelectOp, ReadoutSelectOp,
-          ReduceSelectOp>(op))
+  if (isa<ConstantOp, TrainingOp, InDegreeOp, OutDegreeOp, NumVerticesOp,
+          NumEdgesOp, GraphSizesOp, RelationOp, ScatterSelectOp,
+          ReadoutSelectOp, ReduceSelectOp, UpdateBatchStatsOp>(op))
     return true;
   if (auto b = dyn_cast<BinaryOp>(op))
     return isComparison(b.getFn());

@@ -21,6 +21,15 @@ struct InferencePass : public gnnc::gnn::impl::GNNInferenceBase<InferencePass> {
       op.getResult().replaceAllUsesWith(op.getInput());
       op.erase();
     });
+    // batch_norm uses its running statistics and leaves them alone.
+    getOperation().walk([](UpdateBatchStatsOp op) { op.erase(); });
+    getOperation().walk([](TrainingOp op) {
+      OpBuilder b(op);
+      op.getResult().replaceAllUsesWith(
+          b.create<ConstantOp>(op.getLoc(), op.getType(), b.getF64FloatAttr(0))
+              .getResult());
+      op.erase();
+    });
   }
 };
 } // namespace

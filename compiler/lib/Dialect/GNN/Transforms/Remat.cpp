@@ -194,10 +194,10 @@ double flopsPerRow(Operation *op) {
 /// Views, data movement and graph facts: recomputing them costs nothing
 /// worth storing.
 bool isFree(Operation *op) {
-  return isa<ConstantOp, AttachOp, CollectOp, ReshapeOp, TransposeOp,
-             BroadcastLikeOp, InDegreeOp, OutDegreeOp, NumVerticesOp,
-             NumEdgesOp, GraphSizesOp, RelationOp, SplatOp, DstRowsOp,
-             PadDstRowsOp>(op);
+  return isa<ConstantOp, TrainingOp, AttachOp, CollectOp, ReshapeOp,
+             TransposeOp, BroadcastLikeOp, InDegreeOp, OutDegreeOp,
+             NumVerticesOp, NumEdgesOp, GraphSizesOp, RelationOp, SplatOp,
+             DstRowsOp, PadDstRowsOp>(op);
 }
 
 /// Ops that reduce over a graph's edges or vertices: a per-vertex or dense
@@ -673,6 +673,12 @@ LogicalResult split(func::FuncOp forward, func::FuncOp backward,
         attrs.getNamedAttr(kSavedAttrName, attrs.getStringAttr(name))));
   }
   ret->setOperands(results);
+  // Buffer updates stay last: the cones above read the buffers as the call
+  // found them.
+  SmallVector<UpdateBatchStatsOp> updates(
+      trainBody.getOps<UpdateBatchStatsOp>());
+  for (UpdateBatchStatsOp u : updates)
+    u->moveBefore(ret);
   train.setFunctionType(
       FunctionType::get(ctx, train.getArgumentTypes(), resultTypes));
   train.setAllResultAttrs(resultAttrs);

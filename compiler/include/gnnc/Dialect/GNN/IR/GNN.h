@@ -34,6 +34,10 @@ namespace gnnc::gnn {
 /// The argument attribute that marks a function argument as a parameter;
 /// its value is the parameter's path, e.g. "conv1.W".
 constexpr llvm::StringLiteral kParamAttrName = "gnn.param";
+/// The unit argument attribute of a parameter that is a buffer: state that
+/// is not trained, which a training forward updates in place
+/// (gnn.update_batch_stats).
+constexpr llvm::StringLiteral kBufferAttrName = "gnn.buffer";
 /// The argument attribute naming a parameter's initialiser.
 constexpr llvm::StringLiteral kInitAttrName = "gnn.init";
 /// The argument attribute holding a forward argument's name in the source.

@@ -604,6 +604,52 @@ def GNN_DropoutOp : GNN_Op<"dropout", [SameOperandsAndResultType]> {
   let hasFolder = 1;
 }
 
+def GNN_TrainingOp : GNN_Op<"training"> {
+  let summary = "1 in training, 0 in inference";
+  let description = [{
+    The entry point's `training` flag (docs/abi.md) as a scalar: 1 when the
+    function runs in training mode, 0 in inference. `batch_norm` selects its
+    statistics with it. `--gnn-inference` replaces it by 0.
+
+    ```mlir
+    %t = gnn.training : !gnn.tensor<dense, f32>
+    ```
+  }];
+  let results = (outs GNN_AnyTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def GNN_UpdateBatchStatsOp
+    : Op<GNN_Dialect, "update_batch_stats", [MemoryEffects<[MemWrite]>]> {
+  let summary = "blend a batch's statistics into running statistics";
+  let description = [{
+    In training mode only (the entry point's `training` flag), with `m` the
+    momentum, `mean` and `var` the mean and the unbiased variance of each
+    column of the `[M, F]` tensor `input` (M >= 2, or the call fails):
+
+        running_mean = (1 - m) running_mean + m mean
+        running_var  = (1 - m) running_var  + m var
+
+    in place, as torch's `batch_norm` updates its running statistics. Both
+    are buffers: `[F]` arguments of the function marked `gnn.buffer`. In
+    inference mode it does nothing. The op has no result; it writes its
+    buffers, so no pass erases or moves it as dead, and a backward function
+    never contains it (a gradient does not depend on it).
+
+    ```mlir
+    gnn.update_batch_stats %running_mean, %running_var, %x {momentum = 1.000000e-01 : f64} : !gnn.tensor<dense, 16xf32>, !gnn.tensor<dense, 16xf32>, !gnn.tensor<dense, ?x16xf32>
+    ```
+  }];
+  let arguments = (ins GNN_AnyTensor:$running_mean, GNN_AnyTensor:$running_var,
+                       GNN_AnyTensor:$input, F64Attr:$momentum);
+  let assemblyFormat = [{
+    $running_mean `,` $running_var `,` $input attr-dict `:`
+    type($running_mean) `,` type($running_var) `,` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Fused aggregation
 //===----------------------------------------------------------------------===//

@@ -52,6 +52,12 @@ Status checkAligned(const char *what, std::size_t bytes,
 Status dropout(const float *in, float *out, int64_t n, double p, uint64_t seed,
                bool training, cudaStream_t stream);
 
+/// batch_norm's running-statistics update (rt::updateBatchStats): one
+/// block per column, in double, in a fixed order.
+Status updateBatchStats(const float *x, int64_t rows, int64_t cols,
+                        float *runningMean, float *runningVar, double momentum,
+                        bool training, cudaStream_t stream);
+
 Status inDegree(const DeviceGraph &g, float *out, cudaStream_t stream);
 Status outDegree(const DeviceGraph &g, float *out, cudaStream_t stream);
 Status graphSizes(const DeviceBatchedGraph &g, float *out, cudaStream_t stream);
