@@ -32,6 +32,7 @@ include(CMakePackageConfigHelpers)
 #===- In-tree use ---------------------------------------------------------===#
 
 add_executable(gnnc::gnnc ALIAS gnnc)
+add_executable(gnnc::gnnc-cxx ALIAS gnnc-cxx)
 add_library(gnnc::abi ALIAS gnnc_abi)
 add_library(gnnc::runtime ALIAS gnnc_runtime)
 add_library(gnnc::loaders ALIAS gnnc_loaders)
@@ -88,13 +89,13 @@ set_target_properties(gnnc_sample PROPERTIES EXPORT_NAME sample)
 
 # The installed tools find libLLVM and libMLIR where they were linked
 # against them (e.g. /usr/lib/llvm-19/lib).
-foreach(_tool gnnc gnn-opt gnnc-interp)
+foreach(_tool gnnc gnnc-cxx gnn-opt gnnc-interp)
   if(TARGET ${_tool})
     set_target_properties(${_tool} PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
   endif()
 endforeach()
 
-install(TARGETS gnnc EXPORT gnncTargets
+install(TARGETS gnnc gnnc-cxx EXPORT gnncTargets
         RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 install(TARGETS gnnc_abi gnnc_runtime gnnc_loaders gnnc_ops gnnc_openmp
                 gnnc_dist gnnc_sample

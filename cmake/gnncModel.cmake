@@ -167,3 +167,96 @@ function(gnnc_add_model target)
     GNNC_MODEL_SOURCES "${ARG_SOURCES}"
     GNNC_MODEL_OUTPUT_DIR "${_dir}")
 endfunction()
+
+#===- gnnc_add_cxx_sources() ----------------------------------------------===#
+#
+#   gnnc_add_cxx_sources(<target>
+#                        SOURCES a.cpp [b.cpp ...]   # with GNNC_LAYER functions
+#                        [FLAGS flag ...])           # more flags for parsing
+#
+# Compiles the node-centric layers written inside C++ sources
+# (gnnc/cxx/NodeCentric.h, docs/cxx.md) as part of <target>, an existing
+# executable or library. For each source, a custom command runs gnnc-cxx
+# into <binary dir>/gnnc_cxx/<target>/<stem>/, which writes the source
+# rewritten (each GNNC_LAYER body a call of the fused kernels, the rest as
+# it was, at the same lines) and the kernels <stem>_gnnc.h/.cpp; <target>
+# compiles those instead of the source. gnnc-cxx parses each source with
+# -std=c++17, the target's include directories and compile definitions,
+# gnnc's headers and FLAGS. List these sources here only, not also in
+# add_executable/add_library. Editing a source, or a new gnnc-cxx,
+# recompiles it. <target> links gnnc::ops.
+function(gnnc_add_cxx_sources target)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "SOURCES;FLAGS")
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR
+      "gnnc_add_cxx_sources(${target}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT TARGET "${target}")
+    message(FATAL_ERROR
+      "gnnc_add_cxx_sources(${target}): no target ${target}; create it first "
+      "(add_executable or add_library)")
+  endif()
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "gnnc_add_cxx_sources(${target}): SOURCES names no file")
+  endif()
+  if(NOT TARGET gnnc::gnnc-cxx OR NOT TARGET gnnc::ops OR NOT TARGET gnnc::abi)
+    message(FATAL_ERROR
+      "gnnc_add_cxx_sources(${target}): the targets gnnc::gnnc-cxx, "
+      "gnnc::ops and gnnc::abi are missing; call find_package(gnnc REQUIRED) "
+      "first")
+  endif()
+  _gnnc_resolve_target(_tool gnnc::gnnc-cxx)
+  _gnnc_resolve_target(_abi gnnc::abi)
+
+  # The flags a layer is parsed with: the target's own, gnnc's headers.
+  set(_incs "$<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>")
+  set(_defs "$<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>")
+  set(_gnnc_incs "$<TARGET_PROPERTY:${_abi},INTERFACE_INCLUDE_DIRECTORIES>")
+  # (Each list joined with $<SEMICOLON>: COMMAND_EXPAND_LISTS makes them
+  # separate arguments once evaluated.)
+  set(_parse -std=c++17
+      "$<$<BOOL:${_incs}>:-I$<JOIN:${_incs},$<SEMICOLON>-I>>"
+      "$<$<BOOL:${_gnnc_incs}>:-I$<JOIN:${_gnnc_incs},$<SEMICOLON>-I>>"
+      "$<$<BOOL:${_defs}>:-D$<JOIN:${_defs},$<SEMICOLON>-D>>"
+      ${ARG_FLAGS})
+
+  set(_root "${CMAKE_CURRENT_BINARY_DIR}/gnnc_cxx/${target}")
+  set(_stems "")
+  foreach(_src IN LISTS ARG_SOURCES)
+    get_filename_component(_abs "${_src}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(NOT EXISTS "${_abs}")
+      message(FATAL_ERROR "gnnc_add_cxx_sources(${target}): ${_abs} does not exist")
+    endif()
+    get_filename_component(_name "${_abs}" NAME)
+    get_filename_component(_stem "${_abs}" NAME_WE)
+    string(MAKE_C_IDENTIFIER "${_stem}" _kernels)
+    if(_kernels MATCHES "^[0-9]")
+      set(_kernels "_${_kernels}")
+    endif()
+    set(_kernels "${_kernels}_gnnc")
+    if(_stem IN_LIST _stems)
+      message(FATAL_ERROR
+        "gnnc_add_cxx_sources(${target}): two sources are called ${_stem}; "
+        "their outputs would collide")
+    endif()
+    list(APPEND _stems "${_stem}")
+    set(_dir "${_root}/${_stem}")
+    set(_outs "${_dir}/${_name}" "${_dir}/${_kernels}.cpp"
+              "${_dir}/${_kernels}.h" "${_dir}/${_kernels}.gnnmap.json")
+    add_custom_command(
+      OUTPUT ${_outs}
+      COMMAND "$<TARGET_FILE:${_tool}>" "${_abs}" -o "${_dir}" -- ${_parse}
+      DEPENDS "${_abs}" ${_tool}
+      COMMENT "gnnc-cxx: compiling the layers of ${_name} (${target})"
+      COMMAND_EXPAND_LISTS
+      VERBATIM)
+    target_sources(${target} PRIVATE "${_dir}/${_name}" "${_dir}/${_kernels}.cpp")
+    # The rewritten copy includes "<stem>_gnnc.h"; its own includes resolve
+    # next to the original.
+    get_filename_component(_src_dir "${_abs}" DIRECTORY)
+    set_source_files_properties("${_dir}/${_name}" PROPERTIES
+      INCLUDE_DIRECTORIES "${_dir};${_src_dir}")
+  endforeach()
+  target_link_libraries(${target} PRIVATE gnnc::ops)
+  target_compile_features(${target} PRIVATE cxx_std_17)
+endfunction()

@@ -11,6 +11,9 @@
 #   %gnnc      absolute path of this build's gnnc
 #   %gnn-translate  absolute path of this build's gnn-translate
 #   %examples  absolute path of the repository's dsl-examples/ directory
+#   %gnnc-cxx  absolute path of this build's gnnc-cxx
+#   %cxxflags  the compile flags of a C++ layer: -std=c++17, -I runtime/include
+#   %cxxjson   the same, as JSON strings for a compile_commands.json
 #   %nvcc      nvcc, when CUDA is enabled (feature "nvcc")
 # FileCheck, not and count come from LLVM 19 (PATH is set up below).
 
@@ -45,6 +48,15 @@ config.substitutions.append(("%gnnc", gnnc_path))
 config.substitutions.append(
     ("%gnn-translate", os.path.join(config.gnnc_tools_dir, "gnn-translate")))
 config.substitutions.append(("%examples", examples_dir))
+# gnnc-cxx (before %gnnc, its prefix) and the flags that find
+# gnnc/cxx/NodeCentric.h (tests/cxx/lit).
+config.substitutions.insert(
+    0, ("%gnnc-cxx", os.path.join(config.gnnc_tools_dir, "gnnc-cxx")))
+_cxx_include = os.path.join(config.gnnc_src_root, "runtime", "include")
+config.substitutions.append(("%cxxflags", "-std=c++17 -I" + _cxx_include))
+# The same flags as the entries of a compile_commands.json "arguments".
+config.substitutions.append(
+    ("%cxxjson", '"-std=c++17", "-I%s"' % _cxx_include))
 
 if config.gnnc_sanitized:
     config.available_features.add("sanitizer")

@@ -9,12 +9,16 @@
 #                           Cora and Citeseer, seeds, CUDA): APP_BUILD_DIR
 #   dsl-examples/train      train-gcn, the minimal program (GCN on Cora):
 #                           EXAMPLE_BUILD_DIR
+#   dsl-examples/cxx/app    cxx-app, a layer written in C++ and compiled by
+#                           gnnc-cxx (gnnc_add_cxx_sources): cxx-app next
+#                           to EXAMPLE_BUILD_DIR
 #
 # Defaults: build/ (configured and built by tools/build.sh), build/install,
 # build/train, and train-gcn next to APP_BUILD_DIR (build/train-gcn). The
 # programs are APP_BUILD_DIR/gnnc-train and EXAMPLE_BUILD_DIR/train-gcn.
 # Extra flags for the programs' compiler come from $GNNC_APP_CXXFLAGS (CI
-# sets -Werror). GNNC_TRAIN_APPS=example (or harness) builds only that one.
+# sets -Werror). GNNC_TRAIN_APPS=example (or harness, or cxx) builds only
+# that one.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -65,10 +69,13 @@ build_app() {
   cmake --build "$dir" -j"$jobs"
   echo "built $dir/$program"
 }
-apps=${GNNC_TRAIN_APPS:-harness example}
+apps=${GNNC_TRAIN_APPS:-harness example cxx}
 if [[ " $apps " == *" harness "* ]]; then
   build_app tools/benchmarks/train "$app" gnnc-train
 fi
 if [[ " $apps " == *" example "* ]]; then
   build_app dsl-examples/train "$example" train-gcn
+fi
+if [[ " $apps " == *" cxx "* ]]; then
+  build_app dsl-examples/cxx/app "$(dirname "$example")/cxx-app" cxx-app
 fi

@@ -13,7 +13,9 @@
 #   4. the CMake package: install build/ into a temporary prefix, build both
 #      training programs out of tree against it (find_package(gnnc)), and
 #      train GCN on Cora for 60 epochs with each (the test accuracy must
-#      reach 70%); then gnnc.torch against it (tools/test-python.sh: pip
+#      reach 70%); build cxx-app (a layer written in C++, compiled by
+#      gnnc-cxx through gnnc_add_cxx_sources) and check its output; then
+#      gnnc.torch against it (tools/test-python.sh: pip
 #      install ./python, tests/python, PyG's GCN and GAT scripts with gnnc's
 #      layers against gnnc-train on Cora)
 #   5. clang-19 ASan+UBSan build with the fuzzer in build-asan/, unit + lit
@@ -95,6 +97,8 @@ OPENBLAS_NUM_THREADS=1 "$pkg_tmp/train/gnnc-train" --model gcn --dataset cora --
 package_summary=$(grep -E '^check passed' "$pkg_tmp/train.log")
 OPENBLAS_NUM_THREADS=1 "$pkg_tmp/train-gcn/train-gcn" 60 | tee "$pkg_tmp/train-gcn.log"
 example_summary=$(grep -E '^test accuracy after 60 epochs: 0\.[7-9]' "$pkg_tmp/train-gcn.log")
+"$pkg_tmp/cxx-app/cxx-app" | tee "$pkg_tmp/cxx-app.log"
+cxx_summary=$(grep -E '^cxx-app: check passed' "$pkg_tmp/cxx-app.log")
 # gnnc.torch against the same installation (pip install ./python).
 bash tools/test-python.sh "$pkg_tmp/prefix" "$pkg_tmp/train/gnnc-train" | tee "$pkg_tmp/python.log"
 python_summary=$(grep -E '^python: ' "$pkg_tmp/python.log")
@@ -155,6 +159,7 @@ echo "fuzz: --define values and the runtime's readers ${GNNC_MORE_FUZZ_SECONDS:-
 echo "bench: the smoke run completed (${bench_json})"
 echo "package: installed, out-of-tree gnnc-train built and trained: ${package_summary}"
 echo "package: out-of-tree train-gcn built and trained: ${example_summary}"
+echo "package: out-of-tree cxx-app (a C++ layer, gnnc_add_cxx_sources) built and run: ${cxx_summary}"
 echo "${python_summary}"
 echo "distributed memory (build/): $(grep -cE 'Test +#[0-9]+: dist[.-].* Passed' build/ctest.log) dist tests passed, $(grep -cE 'Test +#[0-9]+: dist[.-].*Skipped' build/ctest.log) skipped (the CUDA ones without a GPU, dist.two-hosts unless root, the no-MPI check with MPI)"
 echo "data-parallel training (build/): $(grep -cE 'Test +#[0-9]+: train\.data-parallel\..* Passed' build/ctest.log) tests passed, $(grep -cE 'Test +#[0-9]+: train\.data-parallel\..*Skipped' build/ctest.log) skipped (two-hosts unless root)"

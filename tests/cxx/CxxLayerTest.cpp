@@ -54,6 +54,12 @@ void plain_GATConv(nc::Graph &, nc::Rows<12>, nc::Weight<12, 8>,
                    nc::Rows<8> &);
 void GATConv(nc::Graph &, nc::Rows<12>, nc::Weight<12, 8>, nc::Weight<2, 4>,
              nc::Weight<2, 4>, nc::Weight<8>, nc::Rows<8> &);
+// tests/cxx/mixed.cpp.
+void plain_Mixed(nc::Graph &, nc::Rows<4>, nc::EdgeRows<3>, nc::Weight<4, 4>,
+                 nc::Weight<3, 4>, nc::Weight<4, 4>, nc::Weight<4>,
+                 nc::Rows<6> &);
+void Mixed(nc::Graph &, nc::Rows<4>, nc::EdgeRows<3>, nc::Weight<4, 4>,
+           nc::Weight<3, 4>, nc::Weight<4, 4>, nc::Weight<4>, nc::Rows<6> &);
 
 namespace {
 
@@ -113,42 +119,47 @@ template <int64_t... D> nc::Weight<D...> weight(const Floats &data) {
   return nc::Weight<D...>(data);
 }
 
-template <typename P> void describe(Layer &l) {
+/// Layer `name` of dsl-examples/`gnnFile`, with the parameters of P.
+template <typename P>
+Layer describe(std::string name, std::string gnnFile,
+               std::map<std::string, double> defines) {
+  Layer l;
+  l.name = std::move(name);
+  l.gnnFile = std::move(gnnFile);
+  l.defines = std::move(defines);
   for (int i = 0; i < P::kNumParams; ++i) {
     l.paramNames.push_back(P::kPaths[i]);
     l.paramShapes.emplace_back(P::kShapes[i], P::kShapes[i] + P::kRanks[i]);
   }
+  return l;
 }
+
+/// backwardOf for layer F of the generated namespace NS.
+#define COMPILED_BACKWARD(NS, F)                                               \
+  [](auto &&...a) {                                                            \
+    return backwardOf<NS::F##_Params, NS::F##_Saved>(                          \
+        NS::F##_train, NS::F##_backward, NS::F##_train_workspace_bytes,        \
+        NS::F##_backward_workspace_bytes, NS::F##_saved_bytes,                 \
+        NS::F##_saved_layout, a...);                                           \
+  }
 
 std::vector<Layer> layers() {
   std::vector<Layer> out;
   {
-    Layer l;
-    l.name = "GCNConv";
-    l.gnnFile = "gcn.gnn";
-    l.defines = {{"in_dim", kIn}, {"out_dim", kOut}};
-    describe<gcn_gnnc::GCNConv_Params>(l);
+    Layer l = describe<gcn_gnnc::GCNConv_Params>(
+        "GCNConv", "gcn.gnn", {{"in_dim", kIn}, {"out_dim", kOut}});
     l.run = [](bool compiled, nc::Graph &g, const Floats &x,
                const std::vector<Floats> &p, nc::Rows<kOut> &o) {
       nc::Rows<kIn> in(g.num_vertices(), x);
       (compiled ? GCNConv : plain_GCNConv)(g, in, weight<kIn, kOut>(p[0]),
                                            weight<kOut>(p[1]), o);
     };
-    l.backward = [](auto &&...a) {
-      using namespace gcn_gnnc;
-      return backwardOf<GCNConv_Params, GCNConv_Saved>(
-          GCNConv_train, GCNConv_backward, GCNConv_train_workspace_bytes,
-          GCNConv_backward_workspace_bytes, GCNConv_saved_bytes,
-          GCNConv_saved_layout, a...);
-    };
+    l.backward = COMPILED_BACKWARD(gcn_gnnc, GCNConv);
     out.push_back(std::move(l));
   }
   {
-    Layer l;
-    l.name = "SAGEConv";
-    l.gnnFile = "sage_mean.gnn";
-    l.defines = {{"in_dim", kIn}, {"out_dim", kOut}};
-    describe<sage_gnnc::SAGEConv_Params>(l);
+    Layer l = describe<sage_gnnc::SAGEConv_Params>(
+        "SAGEConv", "sage_mean.gnn", {{"in_dim", kIn}, {"out_dim", kOut}});
     l.run = [](bool compiled, nc::Graph &g, const Floats &x,
                const std::vector<Floats> &p, nc::Rows<kOut> &o) {
       nc::Rows<kIn> in(g.num_vertices(), x);
@@ -156,21 +167,13 @@ std::vector<Layer> layers() {
                                              weight<kIn, kOut>(p[1]),
                                              weight<kOut>(p[2]), o);
     };
-    l.backward = [](auto &&...a) {
-      using namespace sage_gnnc;
-      return backwardOf<SAGEConv_Params, SAGEConv_Saved>(
-          SAGEConv_train, SAGEConv_backward, SAGEConv_train_workspace_bytes,
-          SAGEConv_backward_workspace_bytes, SAGEConv_saved_bytes,
-          SAGEConv_saved_layout, a...);
-    };
+    l.backward = COMPILED_BACKWARD(sage_gnnc, SAGEConv);
     out.push_back(std::move(l));
   }
   {
-    Layer l;
-    l.name = "GATConv";
-    l.gnnFile = "gat.gnn";
-    l.defines = {{"in_dim", kIn}, {"out_dim", 4}, {"heads", 2}, {"slope", 0.2}};
-    describe<gat_gnnc::GATConv_Params>(l);
+    Layer l = describe<gat_gnnc::GATConv_Params>(
+        "GATConv", "gat.gnn",
+        {{"in_dim", kIn}, {"out_dim", 4}, {"heads", 2}, {"slope", 0.2}});
     l.run = [](bool compiled, nc::Graph &g, const Floats &x,
                const std::vector<Floats> &p, nc::Rows<kOut> &o) {
       nc::Rows<kIn> in(g.num_vertices(), x);
@@ -178,13 +181,7 @@ std::vector<Layer> layers() {
           g, in, weight<kIn, kOut>(p[0]), weight<2, 4>(p[1]),
           weight<2, 4>(p[2]), weight<kOut>(p[3]), o);
     };
-    l.backward = [](auto &&...a) {
-      using namespace gat_gnnc;
-      return backwardOf<GATConv_Params, GATConv_Saved>(
-          GATConv_train, GATConv_backward, GATConv_train_workspace_bytes,
-          GATConv_backward_workspace_bytes, GATConv_saved_bytes,
-          GATConv_saved_layout, a...);
-    };
+    l.backward = COMPILED_BACKWARD(gat_gnnc, GATConv);
     out.push_back(std::move(l));
   }
   return out;
@@ -313,6 +310,36 @@ INSTANTIATE_TEST_SUITE_P(Examples, CxxLayer, ::testing::Values(0, 1, 2),
                          [](const auto &info) {
                            return layers()[info.param].name;
                          });
+
+/// The constructs the examples do not use (tests/cxx/mixed.cpp): the layer
+/// as written and as compiled agree.
+TEST(CxxMixed, PlainAndCompiledAgree) {
+  std::mt19937_64 rng(11);
+  auto random = [&](std::vector<int64_t> shape, float scale) {
+    return nc::Tensor(
+        shape, randomFloats(static_cast<size_t>(nc::Tensor::count(shape)), rng,
+                            scale));
+  };
+  for (GraphPtr g : graphs()) {
+    SCOPED_TRACE(std::to_string(g->numEdges()) + " edges");
+    int64_t n = g->numDst(), e = g->numEdges();
+    nc::Rows<4> x(n, random({n, 4}, 1.0f).values());
+    nc::EdgeRows<3> w(e, random({e, 3}, 1.0f).values());
+    nc::Weight<4, 4> W(random({4, 4}, 0.7f).values()),
+        V(random({4, 4}, 0.7f).values());
+    nc::Weight<3, 4> W_e(random({3, 4}, 0.7f).values());
+    nc::Weight<4> b(random({4}, 0.3f).values());
+    nc::Rows<6> plain, compiled;
+    nc::Graph g1(*g), g2(*g);
+    plain_Mixed(g1, x, w, W, W_e, V, b, plain);
+    Mixed(g2, x, w, W, W_e, V, b, compiled);
+    ASSERT_EQ(compiled.shape(), (std::vector<int64_t>{n, 6}));
+    expectNear(
+        compiled.values(),
+        std::vector<double>(plain.values().begin(), plain.values().end()),
+        "Mixed");
+  }
+}
 
 /// A layer as written reports what the .gnn language forbids at run time
 /// too: a neighbour's attribute is not written.

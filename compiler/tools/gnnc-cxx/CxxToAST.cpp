@@ -45,8 +45,10 @@ namespace {
 /// the same name.
 const llvm::StringSet<> &mathFunctions() {
   static const llvm::StringSet<> names = {
-      "exp",  "log", "sqrt", "rsqrt", "abs",        "relu", "sigmoid",
-      "tanh", "sin", "cos",  "elu",   "leaky_relu", "max",  "min"};
+      "exp",        "log",        "sqrt",  "rsqrt", "abs",     "relu",
+      "sigmoid",    "tanh",       "sin",   "cos",   "gelu",    "elu",
+      "leaky_relu", "max",        "min",   "where", "softmax", "log_softmax",
+      "transpose",  "layer_norm", "concat"};
   return names;
 }
 
@@ -410,7 +412,14 @@ bool Translator::translateStmt(const c::Stmt *s, StmtList &out, bool topLevel,
   }
   if (auto *block = llvm::dyn_cast<c::CompoundStmt>(s))
     return translateBody(block, out, topLevel);
-  unsupported(s, llvm::Twine("a '") + s->getStmtClassName() + "' statement");
+  // IfStmt -> an 'if' statement.
+  llvm::StringRef kind(s->getStmtClassName());
+  kind.consume_back("Stmt");
+  std::string word = kind.lower();
+  unsupported(
+      s,
+      llvm::Twine(llvm::StringRef("aeiou").contains(word[0]) ? "an '" : "a '") +
+          word + "' statement");
   return false;
 }
 
@@ -575,6 +584,24 @@ ExprPtr Translator::expr(const c::Expr *e) {
       case c::OO_Slash:
         b = BinaryOp::Div;
         break;
+      case c::OO_Less:
+        b = BinaryOp::Lt;
+        break;
+      case c::OO_LessEqual:
+        b = BinaryOp::Le;
+        break;
+      case c::OO_Greater:
+        b = BinaryOp::Gt;
+        break;
+      case c::OO_GreaterEqual:
+        b = BinaryOp::Ge;
+        break;
+      case c::OO_EqualEqual:
+        b = BinaryOp::Eq;
+        break;
+      case c::OO_ExclaimEqual:
+        b = BinaryOp::Ne;
+        break;
       default:
         break;
       }
@@ -598,6 +625,24 @@ ExprPtr Translator::expr(const c::Expr *e) {
       break;
     case c::BO_Div:
       b = BinaryOp::Div;
+      break;
+    case c::BO_LT:
+      b = BinaryOp::Lt;
+      break;
+    case c::BO_LE:
+      b = BinaryOp::Le;
+      break;
+    case c::BO_GT:
+      b = BinaryOp::Gt;
+      break;
+    case c::BO_GE:
+      b = BinaryOp::Ge;
+      break;
+    case c::BO_EQ:
+      b = BinaryOp::Eq;
+      break;
+    case c::BO_NE:
+      b = BinaryOp::Ne;
       break;
     default:
       break;
@@ -742,6 +787,22 @@ ExprPtr Translator::freeCall(const c::CallExpr *call) {
   for (const c::Expr *a : call->arguments()) {
     if (llvm::isa<c::CXXDefaultArgExpr>(a))
       continue;
+    // concat({a, b}, axis): the braced list is .gnn's list.
+    const c::Expr *list = strip(a);
+    if (auto *il = llvm::dyn_cast<c::CXXStdInitializerListExpr>(list))
+      list = strip(il->getSubExpr());
+    if (auto *init = llvm::dyn_cast<c::InitListExpr>(list)) {
+      std::vector<ExprPtr> elements;
+      for (const c::Expr *e : init->inits()) {
+        ExprPtr x = expr(e);
+        if (!x)
+          return nullptr;
+        elements.push_back(std::move(x));
+      }
+      args.push_back({Ident(), std::make_unique<ListExpr>(
+                                   loc(list), std::move(elements))});
+      continue;
+    }
     ExprPtr x = expr(a);
     if (!x)
       return nullptr;

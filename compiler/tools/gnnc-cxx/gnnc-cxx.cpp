@@ -26,6 +26,7 @@
 
 #include "gnnc/Conversion/ASTToGNN/MLIRGen.h"
 #include "gnnc/Dialect/GNN/Transforms/Passes.h"
+#include "gnnc/Frontend/AST.h"
 #include "gnnc/Frontend/Diagnostics.h"
 #include "gnnc/Frontend/Sema.h"
 #include "gnnc/Target/Passes.h"
@@ -64,6 +65,19 @@ llvm::cl::OptionCategory category("gnnc-cxx options");
 llvm::cl::opt<std::string> outputDir("o", llvm::cl::desc("Output directory"),
                                      llvm::cl::value_desc("dir"),
                                      llvm::cl::cat(category));
+enum class Emit { Files, AST, MLIR };
+llvm::cl::opt<Emit>
+    emit("emit", llvm::cl::desc("What to produce"), llvm::cl::init(Emit::Files),
+         llvm::cl::values(
+             clEnumValN(Emit::Files, "files",
+                        "the kernels and the rewritten source in -o (default)"),
+             clEnumValN(Emit::AST, "ast",
+                        "each layer as gnnc's checked .gnn AST, with C++ "
+                        "locations, on standard output"),
+             clEnumValN(Emit::MLIR, "mlir",
+                        "each layer in the gnn dialect, before any "
+                        "optimisation, on standard output")),
+         llvm::cl::cat(category));
 llvm::cl::opt<bool>
     training("training",
              llvm::cl::desc("Also write each layer's saving forward and "
@@ -218,6 +232,10 @@ int LayerConsumer::process(c::ASTContext &ctx) {
   if (!layers.empty()) {
     if (!checkModule(module, diags))
       return 1;
+    if (emit == Emit::AST) {
+      dumpAST(module, sourceMgr, llvm::outs());
+      return 0;
+    }
     mlir::MLIRContext context;
     mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
     MLIRGenOptions options;
@@ -225,6 +243,11 @@ int LayerConsumer::process(c::ASTContext &ctx) {
         mlirGen(context, module, diags, options);
     if (!ir)
       return 1;
+    if (emit == Emit::MLIR) {
+      ir->print(llvm::outs());
+      llvm::outs() << "\n";
+      return 0;
+    }
     mlir::PassManager pm(&context);
     if (training) {
       gnn::GNNRematOptions remat;
@@ -246,6 +269,9 @@ int LayerConsumer::process(c::ASTContext &ctx) {
     if (target::runCppDriver(*ir, driver, llvm::outs(), llvm::errs()) != 0)
       return 1;
   }
+
+  if (emit != Emit::Files)
+    return 0;
 
   // The rewritten copy: each body one call, on as many lines as it had.
   c::Rewriter rewriter(sm, ci.getLangOpts());
@@ -310,12 +336,14 @@ int main(int argc, const char **argv) {
         << llvm::toString(parsed.takeError()) << "\n";
     return 1;
   }
-  if (outputDir.empty()) {
+  if (outputDir.empty() && emit == Emit::Files) {
     llvm::WithColor::error(llvm::errs(), "gnnc-cxx")
         << "no output directory: -o <dir>\n";
     return 1;
   }
-  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
+  if (std::error_code ec = emit == Emit::Files
+                               ? llvm::sys::fs::create_directories(outputDir)
+                               : std::error_code()) {
     llvm::WithColor::error(llvm::errs(), "gnnc-cxx")
         << "cannot create " << outputDir << ": " << ec.message() << "\n";
     return 1;

@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Path.h"
 
 #include <algorithm>
 #include <cctype>
@@ -1838,9 +1839,38 @@ logicalLineTokens(SourceFiles &sources, StringRef file, unsigned line) {
 /// its whole logical line, with one spacing of its own: the same text
 /// whatever the comments, line breaks inside brackets and spaces of the
 /// .gnn file.
+/// A layer written in C++ (gnnc-cxx): its signature, from the line of
+/// `home` to the body's `{`, with every run of spaces and line breaks one
+/// space.
+static std::string cxxSignatureText(SourceFiles &sources,
+                                    const SourceLoc &home) {
+  std::string out;
+  unsigned n = sources.numLines(home.file);
+  for (unsigned l = home.line; l <= n && l < home.line + 64; ++l) {
+    llvm::StringRef text = sources.line(home.file, l);
+    size_t brace = text.find('{');
+    llvm::StringRef part = text.substr(0, brace);
+    for (char c : part) {
+      bool space = std::isspace(static_cast<unsigned char>(c));
+      if (space && (out.empty() || out.back() == ' '))
+        continue;
+      out += space ? ' ' : c;
+    }
+    if (brace != llvm::StringRef::npos)
+      break;
+    if (!out.empty() && out.back() != ' ')
+      out += ' ';
+  }
+  return llvm::StringRef(out).rtrim().str();
+}
+
 static std::string definitionText(SourceFiles &sources, const SourceLoc &home) {
   if (!home)
     return "";
+  llvm::StringRef ext = llvm::sys::path::extension(home.file);
+  if (ext == ".cpp" || ext == ".cc" || ext == ".cxx" || ext == ".C" ||
+      ext == ".h" || ext == ".hpp")
+    return cxxSignatureText(sources, home);
   std::vector<std::string> tokens =
       logicalLineTokens(sources, home.file, home.line);
   auto isOperand = [](const std::string &t) {

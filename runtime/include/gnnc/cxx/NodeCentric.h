@@ -218,7 +218,32 @@ GNNC_CXX_UNARY(sigmoid, 1.0 / (1.0 + std::exp(-static_cast<double>(x))))
 GNNC_CXX_UNARY(tanh, std::tanh(x))
 GNNC_CXX_UNARY(sin, std::sin(x))
 GNNC_CXX_UNARY(cos, std::cos(x))
+GNNC_CXX_UNARY(gelu, 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))))
 #undef GNNC_CXX_UNARY
+
+/// Comparisons, elementwise: 1 where they hold, 0 where not (a NaN
+/// compares false, except under !=).
+#define GNNC_CXX_COMPARE(op)                                                   \
+  inline Tensor operator op(const Tensor &a, const Tensor &b) {                \
+    return Tensor::zip(a, b,                                                   \
+                       [](float x, float y) { return x op y ? 1.0f : 0.0f; }); \
+  }
+GNNC_CXX_COMPARE(<)
+GNNC_CXX_COMPARE(<=)
+GNNC_CXX_COMPARE(>)
+GNNC_CXX_COMPARE(>=)
+GNNC_CXX_COMPARE(==)
+GNNC_CXX_COMPARE(!=)
+#undef GNNC_CXX_COMPARE
+
+/// `x` where `condition` is not 0, else `y`, all three broadcast together.
+inline Tensor where(const Tensor &condition, const Tensor &x, const Tensor &y) {
+  Tensor picked = Tensor::zip(
+      condition, x, [](float c, float v) { return c != 0 ? v : 0.0f; });
+  Tensor other = Tensor::zip(
+      condition, y, [](float c, float v) { return c != 0 ? 0.0f : v; });
+  return picked + other;
+}
 
 inline Tensor elu(const Tensor &t, float alpha = 1.0f) {
   return t.map([alpha](float x) {
@@ -291,6 +316,120 @@ inline Tensor reduceAxis(const Tensor &t, int64_t axis, bool keepdims,
   return Tensor(std::move(shape), std::move(out));
 }
 } // namespace detail
+
+namespace detail {
+/// (outer, len, inner) of `t` around `axis` (negative: from the end).
+inline void split(const Tensor &t, int64_t &axis, int64_t &outer, int64_t &len,
+                  int64_t &inner) {
+  if (axis < 0)
+    axis += t.rank();
+  if (axis < 0 || axis >= t.rank())
+    throw std::invalid_argument("gnnc::cxx: axis out of range for " +
+                                Tensor::str(t.shape()));
+  outer = inner = 1;
+  len = t.shape()[axis];
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= t.shape()[i];
+  for (int64_t i = axis + 1; i < t.rank(); ++i)
+    inner *= t.shape()[i];
+}
+} // namespace detail
+
+namespace detail {
+/// Softmax (or its logarithm) along one axis, computed stably.
+inline Tensor softmax(const Tensor &t, int64_t axis, bool log) {
+  int64_t outer, len, inner;
+  detail::split(t, axis, outer, len, inner);
+  std::vector<float> out(t.numElements());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double m = -std::numeric_limits<double>::infinity(), s = 0;
+      for (int64_t k = 0; k < len; ++k)
+        m = std::max(m, static_cast<double>(t[(o * len + k) * inner + i]));
+      for (int64_t k = 0; k < len; ++k)
+        s += std::exp(t[(o * len + k) * inner + i] - m);
+      for (int64_t k = 0; k < len; ++k) {
+        double z = t[(o * len + k) * inner + i] - m;
+        out[(o * len + k) * inner + i] =
+            static_cast<float>(log ? z - std::log(s) : std::exp(z) / s);
+      }
+    }
+  return Tensor(t.shape(), std::move(out));
+}
+} // namespace detail
+
+/// Softmax along a feature axis (not over neighbours: that is g.softmax),
+/// and its logarithm.
+inline Tensor softmax(const Tensor &t, int64_t axis = -1) {
+  return detail::softmax(t, axis, /*log=*/false);
+}
+inline Tensor log_softmax(const Tensor &t, int64_t axis = -1) {
+  return detail::softmax(t, axis, /*log=*/true);
+}
+
+/// (x - mean) / sqrt(var + eps) over the last axis, var the biased variance.
+inline Tensor layer_norm(const Tensor &t, float eps = 1e-5f) {
+  int64_t axis = -1, outer, len, inner;
+  detail::split(t, axis, outer, len, inner);
+  std::vector<float> out(t.numElements());
+  for (int64_t o = 0; o < outer; ++o) {
+    double mean = 0, var = 0;
+    for (int64_t k = 0; k < len; ++k)
+      mean += t[o * len + k];
+    mean /= static_cast<double>(len);
+    for (int64_t k = 0; k < len; ++k)
+      var += (t[o * len + k] - mean) * (t[o * len + k] - mean);
+    var /= static_cast<double>(len);
+    for (int64_t k = 0; k < len; ++k)
+      out[o * len + k] =
+          static_cast<float>((t[o * len + k] - mean) / std::sqrt(var + eps));
+  }
+  return Tensor(t.shape(), std::move(out));
+}
+
+/// Concatenation along `axis`; the other dimensions are equal.
+inline Tensor concat(const std::vector<Tensor> &parts, int64_t axis) {
+  if (parts.empty())
+    throw std::invalid_argument("gnnc::cxx::concat: no tensors");
+  std::vector<int64_t> shape = parts.front().shape();
+  int64_t a = axis < 0 ? axis + static_cast<int64_t>(shape.size()) : axis;
+  if (a < 0 || a >= static_cast<int64_t>(shape.size()))
+    throw std::invalid_argument("gnnc::cxx::concat: axis out of range");
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < a; ++i)
+    outer *= shape[i];
+  for (size_t i = a + 1; i < shape.size(); ++i)
+    inner *= shape[i];
+  shape[a] = 0;
+  for (const Tensor &p : parts) {
+    std::vector<int64_t> s = p.shape();
+    if (s.size() != shape.size())
+      throw std::invalid_argument("gnnc::cxx::concat: ranks differ");
+    shape[a] += s[a];
+  }
+  std::vector<float> out;
+  out.reserve(Tensor::count(shape));
+  for (int64_t o = 0; o < outer; ++o)
+    for (const Tensor &p : parts) {
+      int64_t n = p.shape()[a] * inner;
+      out.insert(out.end(), p.values().begin() + o * n,
+                 p.values().begin() + (o + 1) * n);
+    }
+  return Tensor(std::move(shape), std::move(out));
+}
+
+/// The transpose of a matrix.
+inline Tensor transpose(const Tensor &t) {
+  if (t.rank() != 2)
+    throw std::invalid_argument(
+        "gnnc::cxx::transpose: " + Tensor::str(t.shape()) + " is not a matrix");
+  int64_t m = t.shape()[0], n = t.shape()[1];
+  std::vector<float> out(t.numElements());
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      out[j * m + i] = t[i * n + j];
+  return Tensor({n, m}, std::move(out));
+}
 
 /// Sum and mean along one axis.
 inline Tensor sum(const Tensor &t, int64_t axis, bool keepdims = false) {
@@ -674,13 +813,10 @@ public:
         out.emplace_back(*G, r.outEdge()[k], V, r.outDst()[k]);
     return out;
   }
-  /// Some edge of the graph, if it has one.
-  std::optional<Edge> any() const {
-    const rt::Graph &r = G->graph();
-    if (r.numEdges() == 0)
-      return std::nullopt;
-    return Edge(*G, 0, r.edgeSrc()[0], r.edgeDst()[0]);
-  }
+  /// An edge from the vertex to itself whose attributes read as zeros: what
+  /// a map's function is called on to learn the row shape of an empty
+  /// neighbourhood.
+  Edge probe() const { return Edge(*G, -1, V, V); }
 
 private:
   Graph *G;
@@ -729,12 +865,17 @@ inline Vertex::Edges Vertex::out_edges() const {
   return Edges(*G, Id, detail::Side::Out);
 }
 inline Tensor Edge::get(const std::string &name) const {
-  return Graph::find(G->EdgeAttrs, name, "edge").rows.at(Id);
+  const Graph::Attr &a = Graph::find(G->EdgeAttrs, name, "edge");
+  if (Id < 0) // a probe (Vertex::Edges::probe)
+    return Tensor(a.rowShape,
+                  std::vector<float>(Tensor::count(a.rowShape), 0.0f));
+  return a.rows.at(Id);
 }
 
 /// `f` of every neighbour (`f(Vertex)`) or edge (`f(Edge)`), in edge order.
 /// The row shape of an empty neighbourhood's values is that of `f` at the
-/// vertex itself (or at edge 0), whose value is not used.
+/// vertex itself (or at an edge from it to itself whose attributes are
+/// zeros), whose value is not used.
 template <typename F> EdgeValues map(const Vertex::Neighbours &n, F f) {
   std::vector<Tensor> out;
   for (const Vertex &u : n.vertices())
@@ -747,11 +888,8 @@ template <typename F> EdgeValues map(const Vertex::Edges &n, F f) {
   std::vector<Tensor> out;
   for (const Edge &e : n.edges())
     out.push_back(f(e));
-  std::vector<int64_t> shape;
-  if (!out.empty())
-    shape = out.front().shape();
-  else if (std::optional<Edge> any = n.any())
-    shape = f(*any).shape();
+  std::vector<int64_t> shape =
+      out.empty() ? f(n.probe()).shape() : out.front().shape();
   return EdgeValues(std::move(out), std::move(shape));
 }
 

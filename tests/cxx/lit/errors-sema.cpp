@@ -1,0 +1,24 @@
+// RUN: rm -rf %t && not %gnnc-cxx %s -o %t/out -- %cxxflags 2>&1 | FileCheck %s
+// RUN: ls %t/out | count 0
+//
+// What gnnc's semantic analysis rejects in a translated layer is reported
+// at the C++ location too, in gnnc's words.
+
+#include "gnnc/cxx/NodeCentric.h"
+
+namespace nc = gnnc::cxx;
+
+GNNC_LAYER void Widths(nc::Graph &g, nc::Rows<3> x, nc::Weight<4, 2> W,
+                       nc::Rows<2> &out) {
+// CHECK: errors-sema.cpp:[[@LINE+3]]:9: error: '@' inner dimensions differ: 3 vs 4
+// CHECK-NEXT: {{^}}  out = nc::matmul(x, W);
+// CHECK-NEXT: {{^}}        ^
+  out = nc::matmul(x, W);
+}
+
+// A C++ error is Clang's, and nothing is compiled.
+// RUN: not %gnnc-cxx %s -o %t/out2 -- %cxxflags -DBROKEN 2>&1 | FileCheck %s --check-prefix=BROKEN
+#ifdef BROKEN
+// BROKEN: errors-sema.cpp:[[@LINE+1]]:1: error: unknown type name 'not_a_type'
+not_a_type y;
+#endif
