@@ -35,6 +35,17 @@ GNNC_LAYER void Everything(nc::Graph &g, const nc::Rows<4> &x,
         nc::max(deg, 1.0f);
 }
 
+// The dense maths the layer above does not use.
+GNNC_LAYER void Dense(nc::Graph &g, nc::Rows<4> x, nc::Weight<2, 4> V,
+                      nc::Rows<4> &out) {
+  auto y = nc::where(x >= 0.0f, nc::gelu(x), nc::layer_norm(x, 1e-3f));
+  auto z = nc::softmax(y, -1) + nc::log_softmax(y, 1) * (y != x) +
+           (y < x) - (y <= x) + (y > 1.0f) * (y == x);
+  out = nc::concat({nc::matmul(z, nc::transpose(V)), nc::mean(z, 1, true),
+                    nc::sum(z, -1, true)},
+                   1);
+}
+
 int untouched(int a) { return a; }
 
 // The signature: the graph and inputs are forward's arguments (x by const
@@ -114,6 +125,37 @@ int untouched(int a) { return a; }
 // CHECK-NEXT: bool True
 // CHECK: call @35:9 : f32[N, 1]
 // CHECK-NEXT: name max
+
+// CHECK: layer Dense
+// CHECK: assign y
+// CHECK-NEXT: call {{.*}} : f32[N, 4]
+// CHECK-NEXT: name where
+// CHECK-NEXT: binary >= {{.*}} : f32[N, 4]
+// CHECK: name gelu
+// CHECK: name layer_norm
+// CHECK: float 1e-3
+// CHECK: assign z
+// CHECK: name softmax
+// CHECK: name log_softmax
+// CHECK: binary !=
+// CHECK: binary <
+// CHECK: binary <=
+// CHECK: binary >
+// CHECK: binary ==
+// CHECK: return
+// CHECK-NEXT: call {{.*}} : f32[N, 4]
+// CHECK-NEXT: name concat
+// CHECK-NEXT: list
+// CHECK: name transpose
+// CHECK: name mean
+// CHECK: name sum
+
+// Every layer is rewritten into a call of its kernels, and the rest stays.
+// RUN: rm -rf %t && %gnnc-cxx %s -o %t -- %cxxflags
+// RUN: FileCheck %s --check-prefix=REWRITE --input-file=%t/constructs.cpp
+// REWRITE: GNNC_LAYER void Everything({{.*}} { /* gnnc-cxx: compiled into constructs_gnnc::Everything (constructs_gnnc.h) */ gnnc::cxx::detail::expectRows(x, g.num_vertices(), "x"); gnnc::cxx::detail::expectRows(w, g.num_edges(), "w"); gnnc::cxx::detail::check(::constructs_gnnc::Everything(g.graph(), x.data(), w.data(), ::constructs_gnnc::Everything_Params{const_cast<float *>(W.data()), const_cast<float *>(W_e.data())}, out.prepare(g.num_vertices()), g.workspace(::constructs_gnnc::Everything_workspace_bytes(g.graph())), false, 0)); }
+// REWRITE: GNNC_LAYER void Dense({{.*}} { /* gnnc-cxx: compiled into constructs_gnnc::Dense (constructs_gnnc.h) */
+// REWRITE: int untouched(int a) { return a; }
 
 // MLIR-LABEL: func.func @Everything(
 // MLIR-SAME: gnn.name = "g"
