@@ -257,6 +257,10 @@ bool Translator::translateSignature(Definition &def, ForwardDef &fwd,
                  "Rows<...> &), not '" +
                  p->getType().getAsString() + "'");
   }
+  if (!fn.getReturnType()->isVoidType())
+    error(fn.getReturnTypeSourceRange().getBegin(),
+          "a layer returns void: its result is the Rows<...> & argument it "
+          "assigns");
   if (graphName.empty())
     error(fn.getLocation(), "a layer takes a gnnc::cxx::Graph &");
   if (outputName.empty())

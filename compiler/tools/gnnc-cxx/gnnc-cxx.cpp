@@ -225,8 +225,9 @@ int LayerConsumer::process(c::ASTContext &ctx) {
   if (!ok)
     return 1;
   if (layers.empty()) {
-    llvm::WithColor::warning(llvm::errs(), "gnnc-cxx")
-        << path << " has no function annotated GNNC_LAYER; nothing to do\n";
+    llvm::WithColor::error(llvm::errs(), "gnnc-cxx")
+        << path << " has no function annotated GNNC_LAYER\n";
+    return 1;
   }
   std::string stem = stemOf(path);
   if (!layers.empty()) {
