@@ -214,6 +214,15 @@ Floats randomFloats(size_t n, std::mt19937_64 &rng, float scale = 1.0f) {
   return out;
 }
 
+/// Random values for each parameter of `l`.
+std::vector<Floats> randomParams(const Layer &l, std::mt19937_64 &rng) {
+  std::vector<Floats> p;
+  for (const auto &shape : l.paramShapes)
+    p.push_back(
+        randomFloats(static_cast<size_t>(nc::Tensor::count(shape)), rng, 0.5f));
+  return p;
+}
+
 interp::Tensor<double> dense(std::vector<int64_t> shape, const Floats &data) {
   return interp::Tensor<double>::dense(
       std::move(shape), std::vector<double>(data.begin(), data.end()));
@@ -257,10 +266,7 @@ TEST_P(CxxLayer, PlainAndCompiledMatchTheGnnLayer) {
   for (GraphPtr g : graphs()) {
     SCOPED_TRACE(std::to_string(g->numEdges()) + " edges");
     Floats x = randomFloats(static_cast<size_t>(g->numDst() * kIn), rng);
-    std::vector<Floats> p;
-    for (const auto &shape : l.paramShapes)
-      p.push_back(randomFloats(static_cast<size_t>(nc::Tensor::count(shape)),
-                               rng, 0.5f));
+    std::vector<Floats> p = randomParams(l, rng);
     interp::Tensor<double> want;
     ASSERT_TRUE(isOk(
         interp::run<double>(*module, l.name, interpArgs(l, g, x, p), want)));
@@ -287,10 +293,7 @@ TEST_P(CxxLayer, CompiledGradientsMatchTheGnnLayer) {
   for (GraphPtr g : graphs()) {
     SCOPED_TRACE(std::to_string(g->numEdges()) + " edges");
     Floats x = randomFloats(static_cast<size_t>(g->numDst() * kIn), rng);
-    std::vector<Floats> p;
-    for (const auto &shape : l.paramShapes)
-      p.push_back(randomFloats(static_cast<size_t>(nc::Tensor::count(shape)),
-                               rng, 0.5f));
+    std::vector<Floats> p = randomParams(l, rng);
     Floats cot = randomFloats(static_cast<size_t>(g->numDst() * kOut), rng);
     std::vector<interp::Value<double>> args = interpArgs(l, g, x, p);
     args.push_back(dense({g->numDst(), kOut}, cot));

@@ -1638,11 +1638,12 @@ Value MLIRGenImpl::lowerBuiltin(const CallExpr &call, llvm::StringRef name) {
         l, g::DomainTensorType::get(&context, g::Domain::dense, {}, elem));
     Value inference =
         binary(g::BinaryFn::eq, training, constant(0.0, elem, l), l, direction);
+    // (Each op on its own line: the order of the IR does not depend on the
+    // order in which a compiler evaluates arguments.)
     auto select = [&](Value batch, Value running) {
-      return binary(g::BinaryFn::add,
-                    binary(g::BinaryFn::mask, training, batch, l, direction),
-                    binary(g::BinaryFn::mask, inference, running, l, direction),
-                    l, direction);
+      Value picked = binary(g::BinaryFn::mask, training, batch, l, direction);
+      Value other = binary(g::BinaryFn::mask, inference, running, l, direction);
+      return binary(g::BinaryFn::add, picked, other, l, direction);
     };
     Value mean = select(batchMean, runningMean);
     Value variance = select(batchVar, runningVar);
