@@ -476,7 +476,8 @@ int main(int argc, char **argv) {
       const float *p = nullptr;
       if (std::strcmp(t.role, "param") == 0 ||
           std::strcmp(t.role, "buffer") == 0) {
-        Named *q = lookup(*t.role == 'p' ? params : buffers, t.name);
+        bool isParam = std::strcmp(t.role, "param") == 0;
+        Named *q = lookup(isParam ? params : buffers, t.name);
         p = q ? q->data : nullptr;
       } else if (std::strcmp(t.role, "saved") == 0) {
         for (int j = 0; j < fwdInfo->numResults; ++j)

@@ -150,29 +150,6 @@ std::string callBody(const cxx::TranslatedLayer &t, llvm::StringRef ns) {
          fn + "_workspace_bytes(" + graph + ".graph())), false, 0)); }";
 }
 
-/// Writes `text` to `path` through a temporary file, so that a failure
-/// leaves no partial file.
-bool writeAtomically(llvm::StringRef path, llvm::StringRef text) {
-  std::string temp = (path + ".tmp").str();
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(temp, ec);
-    if (ec) {
-      llvm::WithColor::error(llvm::errs(), "gnnc-cxx")
-          << "cannot write " << temp << ": " << ec.message() << "\n";
-      return false;
-    }
-    os << text;
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
-    llvm::WithColor::error(llvm::errs(), "gnnc-cxx")
-        << "cannot write " << path << ": " << ec.message() << "\n";
-    (void)llvm::sys::fs::remove(temp);
-    return false;
-  }
-  return true;
-}
-
 class LayerConsumer : public c::ASTConsumer {
 public:
   LayerConsumer(c::CompilerInstance &ci, int &status)
@@ -230,49 +207,52 @@ int LayerConsumer::process(c::ASTContext &ctx) {
     return 1;
   }
   std::string stem = stemOf(path);
-  if (!layers.empty()) {
-    if (!checkModule(module, diags))
-      return 1;
-    if (emit == Emit::AST) {
-      dumpAST(module, sourceMgr, llvm::outs());
-      return 0;
-    }
-    mlir::MLIRContext context;
-    mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-    MLIRGenOptions options;
-    mlir::OwningOpRef<mlir::ModuleOp> ir =
-        mlirGen(context, module, diags, options);
-    if (!ir)
-      return 1;
-    if (emit == Emit::MLIR) {
-      ir->print(llvm::outs());
-      llvm::outs() << "\n";
-      return 0;
-    }
-    mlir::PassManager pm(&context);
-    if (training) {
-      gnn::GNNRematOptions remat;
-      gnn::buildTrainingPipeline(pm, remat);
-    } else {
-      gnn::buildFusionPipeline(pm);
-    }
-    target::buildKernelIRPipeline(pm);
-    if (mlir::failed(pm.run(*ir)))
-      return 1;
-    target::DriverOptions driver;
-    driver.target.stem = stem;
-    driver.target.cppNamespace = stem;
-    driver.target.sourceMgr = &sourceMgr;
-    driver.target.source = path;
-    driver.target.training = training;
-    driver.outputDir = outputDir;
-    driver.toolName = "gnnc-cxx";
-    if (target::runCppDriver(*ir, driver, llvm::outs(), llvm::errs()) != 0)
-      return 1;
+  // The rewritten copy's path, checked before anything is written.
+  llvm::SmallString<256> target(outputDir.getValue());
+  llvm::sys::path::append(target, llvm::sys::path::filename(path));
+  if (emit == Emit::Files && llvm::sys::fs::equivalent(target, path)) {
+    llvm::WithColor::error(llvm::errs(), "gnnc-cxx")
+        << "-o " << outputDir << " would overwrite the input " << path << "\n";
+    return 1;
   }
-
-  if (emit != Emit::Files)
+  if (!checkModule(module, diags))
+    return 1;
+  if (emit == Emit::AST) {
+    dumpAST(module, sourceMgr, llvm::outs());
     return 0;
+  }
+  mlir::MLIRContext context;
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  MLIRGenOptions options;
+  mlir::OwningOpRef<mlir::ModuleOp> ir =
+      mlirGen(context, module, diags, options);
+  if (!ir)
+    return 1;
+  if (emit == Emit::MLIR) {
+    ir->print(llvm::outs());
+    llvm::outs() << "\n";
+    return 0;
+  }
+  mlir::PassManager pm(&context);
+  if (training) {
+    gnn::GNNRematOptions remat;
+    gnn::buildTrainingPipeline(pm, remat);
+  } else {
+    gnn::buildFusionPipeline(pm);
+  }
+  target::buildKernelIRPipeline(pm);
+  if (mlir::failed(pm.run(*ir)))
+    return 1;
+  target::DriverOptions driver;
+  driver.target.stem = stem;
+  driver.target.cppNamespace = stem;
+  driver.target.sourceMgr = &sourceMgr;
+  driver.target.source = path;
+  driver.target.training = training;
+  driver.outputDir = outputDir;
+  driver.toolName = "gnnc-cxx";
+  if (target::runCppDriver(*ir, driver, llvm::outs(), llvm::errs()) != 0)
+    return 1;
 
   // The rewritten copy: each body one call, on as many lines as it had.
   c::Rewriter rewriter(sm, ci.getLangOpts());
@@ -283,25 +263,20 @@ int LayerConsumer::process(c::ASTContext &ctx) {
     std::string text = callBody(*t, stem) + std::string(last - first, '\n');
     rewriter.ReplaceText(sm.getExpansionRange(body), text);
   }
-  if (!layers.empty())
-    rewriter.InsertTextBefore(sm.getLocForStartOfFile(main),
-                              "#include \"" + stem + ".h\"\n#line 1 \"" + path +
-                                  "\"\n");
+  rewriter.InsertTextBefore(sm.getLocForStartOfFile(main),
+                            "#include \"" + stem + ".h\"\n#line 1 \"" + path +
+                                "\"\n");
   std::string out;
   llvm::raw_string_ostream os(out);
-  if (const c::RewriteBuffer *rb = rewriter.getRewriteBufferFor(main))
-    rb->write(os);
-  else
-    os << sm.getBufferData(main);
+  rewriter.getEditBuffer(main).write(os);
   os.flush();
-  llvm::SmallString<256> target(outputDir.getValue());
-  llvm::sys::path::append(target, llvm::sys::path::filename(path));
-  if (llvm::sys::fs::equivalent(target, path)) {
+  std::string error;
+  if (mlir::failed(target::writeFileAtomically(target, out, error))) {
     llvm::WithColor::error(llvm::errs(), "gnnc-cxx")
-        << "-o " << outputDir << " would overwrite the input " << path << "\n";
+        << "cannot write " << target << ": " << error << "\n";
     return 1;
   }
-  return writeAtomically(target, out) ? 0 : 1;
+  return 0;
 }
 
 class LayerAction : public c::ASTFrontendAction {
