@@ -18,7 +18,9 @@
 //     so does the hand-written form `exp(l) / gather(scatter_sum(exp(l)))`;
 //   - aggregations over the same graph and edge direction that do not
 //     depend on each other are merged into one multi-result op, so they
-//     share one pass over the edges.
+//     share one pass over the edges; the ops that only carry an
+//     aggregation's result onwards are first moved down to their first
+//     user, so that they do not stand between two such aggregations.
 //
 // A per-edge value that is not produced by such ops (an `edge_softmax`
 // whose result feeds something other than a weighted sum, say) is left
@@ -31,6 +33,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/SetVector.h"
@@ -273,6 +276,77 @@ void eraseDeadOps(func::FuncOp func) {
         changed = true;
       }
     }
+  }
+}
+
+/// Moves every op that reads an aggregate's results, directly or through
+/// other such ops, down to just before its first user when an aggregate lies
+/// in between (aggregates themselves stay put).
+/// A chain that only carries an aggregation's result to the end of the
+/// function (a collect, a bias, an activation) then no longer sits between
+/// that aggregation and the next one over the same edges: "every user of a
+/// comes after b" holds whenever b does not depend on a, and the Merger can
+/// give both one pass. The ops are pure, and each still comes after its
+/// operands and before its users, so the function computes the same.
+void sinkAggregateUsers(Block &block) {
+  // The ops in their original order, and how many aggregates precede each.
+  SmallVector<Operation *> ops;
+  DenseMap<Operation *, unsigned> index;
+  SmallVector<unsigned> aggregatesBefore;
+  unsigned aggregates = 0;
+  for (Operation &op : block) {
+    index[&op] = ops.size();
+    ops.push_back(&op);
+    aggregatesBefore.push_back(aggregates);
+    aggregates += isa<AggregateOp>(op);
+  }
+  DenseSet<Operation *> carried;
+  for (Operation *op : ops) {
+    if (isa<AggregateOp>(op) || op->getNumResults() == 0 ||
+        op->getNumRegions() != 0 || !isMemoryEffectFree(op))
+      continue;
+    for (Value v : op->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (def && (isa<AggregateOp>(def) || carried.contains(def))) {
+        carried.insert(op);
+        break;
+      }
+    }
+  }
+  // From the end, so that a whole chain follows its last op down: an op
+  // lands just before the op its first user lands before (itself when it
+  // stays), and moves only when an aggregate lies in between; elsewhere the
+  // order stays as written. Linear in the block's size.
+  unsigned n = ops.size();
+  SmallVector<unsigned> landing(n);
+  SmallVector<bool> moved(n, false);
+  for (unsigned i = n; i-- > 0;) {
+    landing[i] = i;
+    if (!carried.contains(ops[i]))
+      continue;
+    unsigned first = n;
+    for (Operation *user : ops[i]->getUsers())
+      if (Operation *top = block.findAncestorOpInBlock(*user))
+        first = std::min(first, landing[index.lookup(top)]);
+    if (first < n && aggregatesBefore[first] > aggregatesBefore[i]) {
+      landing[i] = first;
+      moved[i] = true;
+    }
+  }
+  if (llvm::none_of(moved, [](bool m) { return m; }))
+    return;
+  // The new order: the ops that move, in their original order, just before
+  // the op they land at. Each still follows its operands and precedes its
+  // users.
+  std::vector<SmallVector<Operation *, 2>> before(n);
+  for (unsigned i = 0; i < n; ++i)
+    if (moved[i])
+      before[landing[i]].push_back(ops[i]);
+  for (unsigned i = 0; i < n; ++i) {
+    for (Operation *op : before[i])
+      op->moveBefore(&block, block.end());
+    if (!moved[i])
+      ops[i]->moveBefore(&block, block.end());
   }
 }
 
@@ -576,8 +650,10 @@ struct FusePass : public gnnc::gnn::impl::GNNFuseBase<FusePass> {
     }
     // Replaced scatters (and hand-written normalisers) are now dead.
     eraseDeadOps(func);
-    if (func.getBody().hasOneBlock())
+    if (func.getBody().hasOneBlock()) {
+      sinkAggregateUsers(func.getBody().front());
       Merger(func, builder).run();
+    }
     eraseDeadOps(func);
   }
 };

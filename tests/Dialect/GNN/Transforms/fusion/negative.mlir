@@ -286,19 +286,23 @@ func.func @dependent_in_body(%g: !gnn.graph<graph>, %x: !gnn.tensor<dense, ?x4xf
 
 // -----
 
-// The first aggregation's result is used before the second one runs: the
-// merged op would have to sit at the second, after that use, so the two
-// stay apart.
+// The first aggregation's result is read before the second one runs by an
+// op that cannot move (it updates running statistics), and the second one's
+// input is made after the first: the merged op could sit at neither, so the
+// two stay apart. (A pure use in between moves down instead:
+// sink-users.mlir.)
 // CHECK-LABEL: func.func @used_in_between
 // CHECK: %[[A:.*]] = gnn.aggregate {{.*}} reductions [{kind = "sum"}]
-// CHECK: gnn.collect %{{.*}}, %[[A]]
+// CHECK: %[[C:.*]] = gnn.collect %{{.*}}, %[[A]]
+// CHECK-NEXT: gnn.update_batch_stats %{{.*}}, %{{.*}}, %[[C]]
 // CHECK: gnn.aggregate {{.*}} reductions [{kind = "min"}]
 // CHECK-NOT: gnn.aggregate
-func.func @used_in_between(%g: !gnn.graph<graph>, %x: !gnn.tensor<dense, ?x4xf32>, %y: !gnn.tensor<dense, ?x4xf32>) -> !gnn.tensor<dense, ?x4xf32> {
+func.func @used_in_between(%g: !gnn.graph<graph>, %x: !gnn.tensor<dense, ?x4xf32>, %y: !gnn.tensor<dense, ?x4xf32>, %rm: !gnn.tensor<dense, 4xf32> {gnn.buffer, gnn.param = "rm"}, %rv: !gnn.tensor<dense, 4xf32> {gnn.buffer, gnn.param = "rv"}) -> !gnn.tensor<dense, ?x4xf32> {
   %h1 = gnn.attach %g, %x : !gnn.graph<graph>, !gnn.tensor<dense, ?x4xf32> -> !gnn.tensor<src, 4xf32>
   %m1 = gnn.gather %g, %h1 : !gnn.graph<graph>, !gnn.tensor<src, 4xf32> -> !gnn.tensor<edge, 4xf32>
   %s1 = gnn.scatter sum %g, %m1 : !gnn.graph<graph>, !gnn.tensor<edge, 4xf32> -> !gnn.tensor<dst, 4xf32>
   %c1 = gnn.collect %g, %s1 : !gnn.graph<graph>, !gnn.tensor<dst, 4xf32> -> !gnn.tensor<dense, ?x4xf32>
+  gnn.update_batch_stats %rm, %rv, %c1 {momentum = 0.1 : f64} : !gnn.tensor<dense, 4xf32>, !gnn.tensor<dense, 4xf32>, !gnn.tensor<dense, ?x4xf32>
   %h2 = gnn.attach %g, %y : !gnn.graph<graph>, !gnn.tensor<dense, ?x4xf32> -> !gnn.tensor<src, 4xf32>
   %m2 = gnn.gather %g, %h2 : !gnn.graph<graph>, !gnn.tensor<src, 4xf32> -> !gnn.tensor<edge, 4xf32>
   %s2 = gnn.scatter min %g, %m2 : !gnn.graph<graph>, !gnn.tensor<edge, 4xf32> -> !gnn.tensor<dst, 4xf32>
