@@ -11,7 +11,6 @@
 #   %gnnc      absolute path of this build's gnnc
 #   %gnn-translate  absolute path of this build's gnn-translate
 #   %examples  absolute path of the repository's dsl-examples/ directory
-#   %library   absolute path of the layer library, gnn/
 #   %gnnc-cxx  absolute path of this build's gnnc-cxx
 #   %cxxflags  the compile flags of a C++ layer: -std=c++17, -I runtime/include
 #   %cxxjson   the same, as JSON strings for a compile_commands.json
@@ -49,8 +48,6 @@ config.substitutions.append(("%gnnc", gnnc_path))
 config.substitutions.append(
     ("%gnn-translate", os.path.join(config.gnnc_tools_dir, "gnn-translate")))
 config.substitutions.append(("%examples", examples_dir))
-config.substitutions.append(
-    ("%library", os.path.join(config.gnnc_src_root, "gnn")))
 # gnnc-cxx (before %gnnc, its prefix) and the flags that find
 # gnnc/cxx/NodeCentric.h (tests/cxx/lit).
 config.substitutions.insert(

@@ -21,14 +21,8 @@
 //     `always` recomputes it from per-vertex values. `auto` compares
 //     the flops of its per-edge cone (the edge ops back to gathers and
 //     stored values), per edge, with `balance` times the bytes a store
-//     costs per edge: the value written by the forward and read by the
-//     backward, and the edge tensors of its cone, which the forward then
-//     writes and reads too (a stored per-edge value is computed outside
-//     the forward's fused aggregations, so its cone is not fused either).
-//     Cheap elementwise chains are recomputed, per-edge matmuls of narrow
-//     rows stored; a score computed from wide gathered rows (a message
-//     dotted with an attention vector) is recomputed, since storing it
-//     would make the forward write every gathered row.
+//     costs per edge (written by the forward, read by the backward):
+//     cheap elementwise chains are recomputed, per-edge matmuls stored.
 //
 // Attention. With `always` and `auto`, every `edge_softmax` of the backward
 // first becomes `exp(l - gather(max(lse, lowest)))` with
@@ -319,9 +313,6 @@ struct Decision {
   bool edge = false;
   /// Per-edge values: flop per edge to recompute it.
   double flops = 0;
-  /// Bytes per row (per edge) that storing it costs: the value written and
-  /// read, and for a per-edge value the edge tensors of its cone.
-  double storeBytes = 0;
   /// Whether it is the logsumexp statistic of a rewritten edge_softmax.
   bool softmaxStatistic = false;
   unsigned order = 0;
@@ -354,14 +345,6 @@ private:
   /// reduction over the graph. Stops adding once the total exceeds
   /// `limit`.
   double coneFlops(Operation *op, double flops, bool edge, double limit);
-  /// Bytes per edge of the edge tensors in the cone of the per-edge value
-  /// `op` computes (as coneFlops walks it; views and graph facts cost
-  /// nothing): what the forward writes, and reads again, to compute that
-  /// value outside a fused aggregation. Infinite past kMaxConeOps ops
-  /// unless `exact` (the store is then costed without its cone), which
-  /// keeps the planner linear.
-  double coneEdgeBytes(Operation *op);
-  static constexpr unsigned kMaxConeOps = 1024;
   void enqueue(Value v);
 
   func::FuncOp backward;
@@ -407,28 +390,6 @@ double Planner::coneFlops(Operation *op, double flops, bool edge,
   return flops;
 }
 
-double Planner::coneEdgeBytes(Operation *op) {
-  DenseSet<Operation *> seen;
-  SmallVector<Operation *> worklist{op};
-  double bytes = 0;
-  while (!worklist.empty()) {
-    Operation *user = worklist.pop_back_val();
-    for (Value v : user->getOperands()) {
-      Operation *def = v.getDefiningOp();
-      if (!def || storedSet.contains(v) || likelyStored.contains(v) ||
-          !isEdge(v) || !isa<DomainTensorType>(v.getType()) ||
-          reducesOverGraph(def) || !seen.insert(def).second)
-        continue;
-      if (!exact && seen.size() > kMaxConeOps)
-        return std::numeric_limits<double>::infinity();
-      if (!isFree(def))
-        bytes += 2.0 * static_cast<double>(rowBytes(v));
-      worklist.push_back(def);
-    }
-  }
-  return bytes;
-}
-
 Plan Planner::run() {
   Block &body = backward.getBody().front();
   DenseSet<Value> adjoint = adjointValues(backward);
@@ -466,12 +427,6 @@ Plan Planner::run() {
     d.edge = isEdge(v);
     d.softmaxStatistic = statistics.contains(op);
     double storeCost = 2.0 * static_cast<double>(rowBytes(v));
-    if (d.edge && !reducesOverGraph(op)) {
-      double cone = coneEdgeBytes(op);
-      if (!std::isinf(cone))
-        storeCost += cone;
-    }
-    d.storeBytes = storeCost;
     if (reducesOverGraph(op))
       d.flops = std::numeric_limits<double>::infinity();
     else
@@ -614,8 +569,7 @@ void printReport(llvm::raw_ostream &os, func::FuncOp forward,
             ? std::string("reduces over the graph")
             : llvm::formatv("{0} flop vs {1} B per {2}",
                             static_cast<int64_t>(std::ceil(d.flops)),
-                            static_cast<int64_t>(d.storeBytes),
-                            d.edge ? "edge" : "row")
+                            2 * rowBytes(d.value), d.edge ? "edge" : "row")
                   .str();
     os << llvm::formatv("  {0,-9} {1,-16} {2,-22} {3,-13} {4,10} B  {5,-30} "
                         "{6}\n",
