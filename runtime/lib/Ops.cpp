@@ -681,6 +681,51 @@ void gnnc::rt::matmul(const float *a, const float *w, float *out, int64_t rows,
   matmulT(a, false, w, false, out, rows, k, n);
 }
 
+namespace {
+
+/// OpenBLAS on one thread while it lives, on as many as before after.
+/// gnnc's products run on OpenMP's threads, a
+/// block of the result each, with OpenBLAS on one thread: OpenBLAS's own
+/// (pthreads) workers keep spinning for a while after each product, so
+/// beside OpenMP's threads they took cores from the next loops and from
+/// each other (a GAT training epoch on Cora: 55 ms with OpenBLAS's 2
+/// threads, 24 ms with 1, on 2 cores) and fell far behind when another
+/// process held a core.
+class SingleThreadedBlas {
+public:
+  SingleThreadedBlas() : before(openblas_get_num_threads()) {
+    if (before != 1)
+      openblas_set_num_threads(1);
+  }
+  ~SingleThreadedBlas() {
+    if (before != 1)
+      openblas_set_num_threads(before);
+  }
+  SingleThreadedBlas(const SingleThreadedBlas &) = delete;
+  SingleThreadedBlas &operator=(const SingleThreadedBlas &) = delete;
+
+private:
+  int before;
+};
+
+/// One cblas_sgemm of the matmulT below, on rows [r0, r1) and columns
+/// [c0, c1) of the result.
+void sgemmBlock(const float *a, bool transA, const float *w, bool transW,
+                float *out, int64_t rows, int64_t k, int64_t n, int64_t r0,
+                int64_t r1, int64_t c0, int64_t c1) {
+  // Row-major leading dimensions of a and w as stored.
+  int lda = static_cast<int>(transA ? rows : k);
+  int ldw = static_cast<int>(transW ? k : n);
+  const float *aBlock = transA ? a + r0 : a + r0 * k;
+  const float *wBlock = transW ? w + c0 * k : w + c0;
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transW ? CblasTrans : CblasNoTrans, static_cast<int>(r1 - r0),
+              static_cast<int>(c1 - c0), static_cast<int>(k), 1.0f, aBlock, lda,
+              wBlock, ldw, 0.0f, out + r0 * n + c0, static_cast<int>(n));
+}
+
+} // namespace
+
 void gnnc::rt::matmulT(const float *a, bool transA, const float *w, bool transW,
                        float *out, int64_t rows, int64_t k, int64_t n) {
   if (rows <= 0 || n <= 0)
@@ -689,13 +734,28 @@ void gnnc::rt::matmulT(const float *a, bool transA, const float *w, bool transW,
     fill(out, rows * n, 0.0f);
     return;
   }
-  // Row-major leading dimensions of a and w as stored.
-  int lda = static_cast<int>(transA ? rows : k);
-  int ldw = static_cast<int>(transW ? k : n);
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-              transW ? CblasTrans : CblasNoTrans, static_cast<int>(rows),
-              static_cast<int>(n), static_cast<int>(k), 1.0f, a, lda, w, ldw,
-              0.0f, out, static_cast<int>(n));
+  SingleThreadedBlas oneThread;
+  int64_t threads = 1;
+#ifdef _OPENMP
+  threads = omp_get_max_threads();
+#endif
+  // Blocks of rows, or of columns when there are too few rows (a weight
+  // gradient, transpose(x) @ dy, has as many rows as x has features).
+  constexpr int64_t kMinBlock = 16;
+  bool byRows = rows >= threads * kMinBlock;
+  int64_t extent = byRows ? rows : n;
+  int64_t blocks = std::min(threads, extent / kMinBlock);
+  if (blocks <= 1 || rows * n * k < kParallelThreshold * 8) {
+    sgemmBlock(a, transA, w, transW, out, rows, k, n, 0, rows, 0, n);
+    return;
+  }
+  parallelFor(blocks, true, [&](int64_t b) {
+    int64_t lo = extent * b / blocks, hi = extent * (b + 1) / blocks;
+    if (byRows)
+      sgemmBlock(a, transA, w, transW, out, rows, k, n, lo, hi, 0, n);
+    else
+      sgemmBlock(a, transA, w, transW, out, rows, k, n, 0, rows, lo, hi);
+  });
 }
 
 void gnnc::rt::reduceSum(const float *in, float *out, int64_t outer,

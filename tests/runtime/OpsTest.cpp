@@ -175,4 +175,52 @@ TEST(OpsBatchStats, BlendsMeanAndUnbiasedVariance) {
   EXPECT_EQ(mean, before);
 }
 
+//===----------------------------------------------------------------------===//
+// Products split over OpenMP's threads
+//===----------------------------------------------------------------------===//
+
+/// op(a) @ op(w) in double, from the operands as stored (a: [rows, k] or,
+/// transposed, [k, rows]; w: [k, n] or, transposed, [n, k]).
+std::vector<double> referenceProduct(const std::vector<float> &a, bool transA,
+                                     const std::vector<float> &w, bool transW,
+                                     int64_t rows, int64_t k, int64_t n) {
+  std::vector<double> out(rows * n, 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      double acc = 0.0;
+      for (int64_t j = 0; j < k; ++j)
+        acc += double(transA ? a[j * rows + r] : a[r * k + j]) *
+               double(transW ? w[c * k + j] : w[j * n + c]);
+      out[r * n + c] = acc;
+    }
+  return out;
+}
+
+/// Large enough to be split (blocks of rows for [300, 40] @ [40, 30], of
+/// columns for [8, 10] @ [10, 4000], which has too few rows) or not
+/// ([5, 3] @ [3, 7]), every transposition, against the product in double.
+TEST(OpsMatmul, SplitProductsMatchTheReference) {
+  struct Size {
+    int64_t rows, k, n;
+  };
+  for (Size s : {Size{300, 40, 30}, Size{8, 10, 4000}, Size{5, 3, 7}})
+    for (bool transA : {false, true})
+      for (bool transW : {false, true}) {
+        std::vector<float> a(s.rows * s.k), w(s.k * s.n);
+        for (size_t i = 0; i < a.size(); ++i)
+          a[i] = float((i * 37 % 101) - 50) / 50.0f;
+        for (size_t i = 0; i < w.size(); ++i)
+          w[i] = float((i * 53 % 97) - 48) / 48.0f;
+        std::vector<float> out(s.rows * s.n, std::nanf(""));
+        rt::matmulT(a.data(), transA, w.data(), transW, out.data(), s.rows, s.k,
+                    s.n);
+        std::vector<double> want =
+            referenceProduct(a, transA, w, transW, s.rows, s.k, s.n);
+        for (size_t i = 0; i < out.size(); ++i)
+          ASSERT_NEAR(out[i], want[i], 1e-4 * (1.0 + std::fabs(want[i])))
+              << s.rows << "x" << s.k << "x" << s.n << " transA " << transA
+              << " transW " << transW << " at " << i;
+      }
+}
+
 } // namespace

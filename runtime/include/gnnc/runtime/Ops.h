@@ -144,6 +144,8 @@ void broadcastTo(const float *in, const Shape &si, float *out, const Shape &so);
 //===----------------------------------------------------------------------===//
 
 /// `out[rows, n] = a[rows, k] @ w[k, n]` (cblas_sgemm; zeros when k is 0).
+/// Large products are split into blocks of rows (or columns) over OpenMP's
+/// threads, each a cblas_sgemm with OpenBLAS on one thread for the call.
 void matmul(const float *a, const float *w, float *out, int64_t rows, int64_t k,
             int64_t n);
 /// `out[rows, n] = op(a) @ op(w)`, where op(a) is a[rows, k] or, with
