@@ -18,8 +18,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <new>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <ucontext.h>
@@ -288,6 +290,21 @@ void gnnc_emu_launch(unsigned blocks, unsigned threads,
   active = nullptr;
   for (unsigned t = 0; t < threads; ++t)
     fiberPool[t].stack.swap(fibers[t].stack);
+}
+
+namespace {
+std::mutex launchNamesLock;
+std::vector<std::string> launchNames;
+} // namespace
+
+void gnnc_emu_note_launch(const char *name) {
+  std::lock_guard<std::mutex> guard(launchNamesLock);
+  launchNames.emplace_back(name);
+}
+
+std::vector<std::string> gnnc_emu_take_launches() {
+  std::lock_guard<std::mutex> guard(launchNamesLock);
+  return std::exchange(launchNames, {});
 }
 
 cudaError_t gnnc_emu_launch(unsigned blocks, unsigned threads,

@@ -22,6 +22,8 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <string>
+#include <vector>
 
 #define __global__
 #define __device__
@@ -92,5 +94,11 @@ void gnnc_emu_launch(unsigned blocks, unsigned threads,
 /// of the launch's arguments).
 cudaError_t gnnc_emu_launch(unsigned blocks, unsigned threads,
                             cudaStream_t stream, std::function<void()> kernel);
+
+/// The names of the kernels rt::cuda::launch has launched (or recorded into
+/// a capture) since the last call, in order; tests count passes over the
+/// edges with it. Every thread's launches, under a lock.
+void gnnc_emu_note_launch(const char *name);
+std::vector<std::string> gnnc_emu_take_launches();
 
 #endif // GNNC_TESTS_CUDA_EMU_CUDA_RUNTIME_H

@@ -101,6 +101,7 @@ Status launch(const char *name, void (*kernel)(Params...), int64_t blocks,
 #ifdef GNNC_CUDA_EMULATION
   // The arguments by value, as a launch takes them: a launch on a capturing
   // stream runs when the graph is replayed.
+  gnnc_emu_note_launch(name);
   return toStatus(gnnc_emu_launch(static_cast<unsigned>(blocks),
                                   static_cast<unsigned>(threads), stream,
                                   [kernel, args...] { kernel(args...); }),
