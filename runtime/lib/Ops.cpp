@@ -684,13 +684,12 @@ void gnnc::rt::matmul(const float *a, const float *w, float *out, int64_t rows,
 namespace {
 
 /// OpenBLAS on one thread while it lives, on as many as before after.
-/// gnnc's products run on OpenMP's threads, a
-/// block of the result each, with OpenBLAS on one thread: OpenBLAS's own
-/// (pthreads) workers keep spinning for a while after each product, so
-/// beside OpenMP's threads they took cores from the next loops and from
-/// each other (a GAT training epoch on Cora: 55 ms with OpenBLAS's 2
-/// threads, 24 ms with 1, on 2 cores) and fell far behind when another
-/// process held a core.
+/// gnnc's products run on OpenMP's threads, a block of the result each,
+/// with OpenBLAS on one thread: OpenBLAS's own (pthreads) workers keep
+/// spinning for a while after each product, so beside OpenMP's threads
+/// they took cores from the next loops and from each other (a GAT training
+/// epoch on Cora: 55 ms with OpenBLAS's 2 threads, 24 ms with 1, on 2
+/// cores) and fell far behind when another process held a core.
 class SingleThreadedBlas {
 public:
   SingleThreadedBlas() : before(openblas_get_num_threads()) {

@@ -175,6 +175,39 @@ bool runBoth(Call &call, const std::vector<Array> &inputs, bool training,
   return true;
 }
 
+/// The arguments of `backward`, in its order, by name: a saved tensor is
+/// the result of `train` of that name, `cotangent` is the cotangent, and
+/// anything else is the argument of `train` of that name (`inputs` are in
+/// the order of `train`'s arguments).
+::testing::AssertionResult backwardArguments(const EntryInfo &train,
+                                             const EntryInfo &backward,
+                                             const std::vector<Array> &inputs,
+                                             const std::vector<Array> &saved,
+                                             const Array &cotangent,
+                                             std::vector<Array> &out) {
+  out.clear();
+  for (int i = 0; i < backward.numArgs; ++i) {
+    llvm::StringRef arg = backward.args[i].name;
+    const Array *a = nullptr;
+    if (llvm::StringRef(backward.args[i].role) == "saved") {
+      for (int r = 0; r < train.numResults; ++r)
+        if (arg == train.results[r].name)
+          a = &saved[r];
+    } else if (arg == "cotangent") {
+      a = &cotangent;
+    } else {
+      for (int k = 0; k < train.numArgs; ++k)
+        if (arg == train.args[k].name)
+          a = &inputs[k];
+    }
+    if (!a)
+      return ::testing::AssertionFailure()
+             << backward.name << ": no tensor for argument " << arg.str();
+    out.push_back(*a);
+  }
+  return ::testing::AssertionSuccess();
+}
+
 /// Calls `entry` on every test graph of its kind, with random arguments
 /// (the first graph's from `seed`, the next from seed + 1, ...), in
 /// inference and in training, against @<entry> of what the module was
@@ -275,26 +308,9 @@ TEST_P(Training, TrainAndBackwardMatchInterpreter) {
                   train.results, name + " (forward, double interpreter)",
                   kTolerance, kFloor);
 
-      // The backward: the forward's tensors, the saved ones by name, the
-      // cotangent.
       std::vector<Array> backwardInputs;
-      for (int i = 0; i < backward.numArgs; ++i) {
-        llvm::StringRef arg = backward.args[i].name;
-        const Array *a = nullptr;
-        if (llvm::StringRef(backward.args[i].role) == "saved") {
-          for (int r = 0; r < train.numResults; ++r)
-            if (arg == train.results[r].name)
-              a = &saved[r];
-        } else if (arg == "cotangent") {
-          a = &cotangent;
-        } else {
-          for (int k = 0; k < train.numArgs; ++k)
-            if (arg == train.args[k].name)
-              a = &inputs[k];
-        }
-        ASSERT_TRUE(a) << "no tensor for argument " << arg.str();
-        backwardInputs.push_back(*a);
-      }
+      ASSERT_TRUE(backwardArguments(train, backward, inputs, saved, cotangent,
+                                    backwardInputs));
       std::vector<Array> grads;
       ASSERT_TRUE(backwardCall.run(backwardInputs, training, 0, grads));
       expectInterpreter(grads, *trainingIR, name + ".backward", graph,
@@ -446,22 +462,10 @@ TEST(EdgePasses, GATBackwardPairsItsPassesBySource) {
   std::mt19937_64 rng(11);
   std::vector<Array> inputs = trainCall.randomInputs(rng), saved;
   ASSERT_TRUE(trainCall.run(inputs, true, 0, saved));
+  Array cotangent = randomArray(trainCall.resultShapes[0], rng);
   std::vector<Array> backwardInputs;
-  for (int i = 0; i < backward->numArgs; ++i) {
-    llvm::StringRef arg = backward->args[i].name;
-    if (llvm::StringRef(backward->args[i].role) == "saved") {
-      for (int r = 0; r < train->numResults; ++r)
-        if (arg == train->results[r].name)
-          backwardInputs.push_back(saved[r]);
-    } else if (arg == "cotangent") {
-      backwardInputs.push_back(randomArray(trainCall.resultShapes[0], rng));
-    } else {
-      for (int k = 0; k < train->numArgs; ++k)
-        if (arg == train->args[k].name)
-          backwardInputs.push_back(inputs[k]);
-    }
-  }
-  ASSERT_EQ(static_cast<int>(backwardInputs.size()), backward->numArgs);
+  ASSERT_TRUE(backwardArguments(*train, *backward, inputs, saved, cotangent,
+                                backwardInputs));
   gnnc_emu_take_launches();
   std::vector<Array> grads;
   ASSERT_TRUE(backwardCall.run(backwardInputs, true, 0, grads));
@@ -698,21 +702,12 @@ TEST(SoftmaxLimits, BackwardOfMinusInfinityRowsMatchesValuesComputedByHand) {
   Call trainCall(*train, graph), backwardCall(*backward, graph);
   std::vector<Array> saved;
   ASSERT_TRUE(trainCall.run({s, x}, false, 0, saved));
+  ASSERT_EQ(train->numArgs, 2);
+  ASSERT_STREQ(train->args[0].name, "s");
+  ASSERT_STREQ(train->args[1].name, "x");
   std::vector<Array> backwardInputs;
-  for (int i = 0; i < backward->numArgs; ++i) {
-    llvm::StringRef arg = backward->args[i].name;
-    if (llvm::StringRef(backward->args[i].role) == "saved") {
-      for (int r = 0; r < train->numResults; ++r)
-        if (arg == train->results[r].name)
-          backwardInputs.push_back(saved[r]);
-    } else if (arg == "cotangent") {
-      backwardInputs.push_back(cot);
-    } else {
-      ASSERT_TRUE(arg == "s" || arg == "x") << arg.str();
-      backwardInputs.push_back(arg == "s" ? s : x);
-    }
-  }
-  ASSERT_EQ(static_cast<int>(backwardInputs.size()), backward->numArgs);
+  ASSERT_TRUE(
+      backwardArguments(*train, *backward, {s, x}, saved, cot, backwardInputs));
   std::vector<Array> grads;
   ASSERT_TRUE(backwardCall.run(backwardInputs, false, 0, grads));
   mlir::MLIRContext context;
@@ -1003,27 +998,9 @@ TEST_P(Golden, GradientsMatchPyG) {
   Array cotangent;
   ASSERT_TRUE(readArray(joinPath({c.dir, grads->getString("cotangent")->str()}),
                         cotangent));
-  // The backward's tensors, by name: the layer's, the saved ones, the
-  // cotangent.
-  const EntryInfo &forward = *findEntry(*c.module->info, c.definition);
   std::vector<Array> inputs;
-  for (int i = 0; i < backward->numArgs; ++i) {
-    llvm::StringRef name = backward->args[i].name;
-    const Array *a = nullptr;
-    if (llvm::StringRef(backward->args[i].role) == "saved") {
-      for (int r = 0; r < train->numResults; ++r)
-        if (name == train->results[r].name)
-          a = &saved[r];
-    } else if (name == "cotangent") {
-      a = &cotangent;
-    } else {
-      for (int k = 0; k < forward.numArgs; ++k)
-        if (name == forward.args[k].name)
-          a = &c.inputs[k];
-    }
-    ASSERT_TRUE(a) << "no tensor for argument " << name.str();
-    inputs.push_back(*a);
-  }
+  ASSERT_TRUE(
+      backwardArguments(*train, *backward, c.inputs, saved, cotangent, inputs));
   std::vector<Array> got;
   ASSERT_TRUE(backwardCall.run(inputs, c.training(), 0, got));
   const llvm::json::Object *inputGrads = grads->getObject("inputs");
