@@ -54,37 +54,55 @@ namespace {
 
 /// How parallelFor splits its range over OpenMP's threads.
 enum class Schedule {
-  Static,  ///< equal chunks
-  Simd,    ///< equal chunks, the loop vectorised
+  Blocks,  ///< equal blocks, several per thread, taken in turn
+  Simd,    ///< the same, each block's loop vectorised
   Dynamic, ///< chunks of 64 taken in turn (rows of uneven cost: edges)
 };
 
-/// Calls body(i) for i in [0, n), on OpenMP's threads when `parallel` holds
-/// and more than one thread is available; otherwise on this thread, without
-/// entering a parallel region: libgomp allocates and frees a team for every
-/// region that runs on one thread, and a training step with static shapes
+/// Blocks and Simd cut the range into up to this many blocks per thread,
+/// of at least kMinBlockLength iterations each. A thread takes the next
+/// block when it is done with one, so a thread that shares its core with
+/// another process for a while takes fewer of them and the others do the
+/// rest, where one block per thread made the loop as slow as its slowest
+/// thread. Smaller blocks cost more than they save (GAT on Cora, 2
+/// threads: 5% slower with blocks of 2,048 elements).
+constexpr int64_t kBlocksPerThread = 4;
+constexpr int64_t kMinBlockLength = 1 << 16;
+
+/// Calls body(i) for i in [0, n), on teamSize() OpenMP threads when
+/// `parallel` holds and that is more than one; otherwise on this thread,
+/// without entering a parallel region: libgomp allocates and frees a team for
+/// every region that runs on one thread, and a training step with static shapes
 /// allocates nothing (tests/Target/FixedSize/NoAllocTest.cpp).
-template <Schedule S = Schedule::Static, typename Body>
+template <Schedule S = Schedule::Blocks, typename Body>
 inline void parallelFor(int64_t n, bool parallel, Body &&body) {
+  if constexpr (S == Schedule::Dynamic) {
+    if (parallel) {
+      forVertices(n, body);
+      return;
+    }
+  }
 #ifdef _OPENMP
-  if (parallel && omp_get_max_threads() > 1) {
-    if constexpr (S == Schedule::Dynamic) {
-#pragma omp parallel for schedule(dynamic, 64)
-      for (int64_t i = 0; i < n; ++i)
-        body(i);
-    } else if constexpr (S == Schedule::Simd) {
-#pragma omp parallel for simd schedule(static)
-      for (int64_t i = 0; i < n; ++i)
-        body(i);
-    } else {
-#pragma omp parallel for schedule(static)
-      for (int64_t i = 0; i < n; ++i)
-        body(i);
+  int threads = parallel && S != Schedule::Dynamic ? teamSize() : 1;
+  if (threads > 1) {
+    int64_t blocks = std::clamp<int64_t>(n / kMinBlockLength, threads,
+                                         threads * kBlocksPerThread);
+    blocks = std::min(blocks, n);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (int64_t b = 0; b < blocks; ++b) {
+      int64_t lo = n * b / blocks, hi = n * (b + 1) / blocks;
+      if constexpr (S == Schedule::Simd) {
+#pragma omp simd
+        for (int64_t i = lo; i < hi; ++i)
+          body(i);
+      } else {
+        for (int64_t i = lo; i < hi; ++i)
+          body(i);
+      }
     }
     return;
   }
 #endif
-  (void)parallel;
   if constexpr (S == Schedule::Simd) {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i)
@@ -734,12 +752,15 @@ void gnnc::rt::matmulT(const float *a, bool transA, const float *w, bool transW,
     return;
   }
   SingleThreadedBlas oneThread;
+  // Blocks of rows, or of columns when there are too few rows (a weight
+  // gradient, transpose(x) @ dy, has as many rows as x has features), one
+  // for each of OpenMP's threads, whichever threads take them (teamSize
+  // may be fewer): cblas_sgemm rounds a block of another shape differently,
+  // and the result must not depend on the machine's load.
   int64_t threads = 1;
 #ifdef _OPENMP
   threads = omp_get_max_threads();
 #endif
-  // Blocks of rows, or of columns when there are too few rows (a weight
-  // gradient, transpose(x) @ dy, has as many rows as x has features).
   constexpr int64_t kMinBlock = 16;
   bool byRows = rows >= threads * kMinBlock;
   int64_t extent = byRows ? rows : n;

@@ -12,7 +12,8 @@
 //     (gnnc/runtime/Ops.h): cblas_sgemm for matmuls, whole-tensor loops for
 //     the rest;
 //   - every kernel becomes a static function of loops: OpenMP over the
-//     vertices (`schedule(dynamic, 64)`), a sequential loop over each
+//     vertices (rt::forVertices: chunks of 64 rows taken in turn, on as
+//     many threads as other processes leave cores), a sequential loop over each
 //     vertex's edges in CSR/CSC order, `#pragma omp simd` over feature
 //     loops without loop-carried dependences, stack arrays for the
 //     per-vertex scratch rows (memref.alloca);
@@ -269,13 +270,12 @@ LogicalResult KernelPrinter::printVertices(gnnk::ForVerticesOp loop) {
   std::string count =
       loop.getBy() == gnnk::Side::dst ? "g.numDst()" : "g.numSrc()";
   setSource(loop);
-  w.directive("#pragma omp parallel for schedule(dynamic, 64)");
-  w.line("for (int64_t v = 0; v < " + count + "; ++v) {");
+  w.line("rt::forVertices(" + count + ", [&](int64_t v) {");
   w.indent();
   LogicalResult r = printBlock(*loop.getBodyBlock());
   w.dedent();
   w.setSource(primaryLoc(loop.getLoc()).toLine());
-  w.line("}");
+  w.line("});");
   return r;
 }
 

@@ -20,8 +20,9 @@
 // large tensors run in parallel with OpenMP when it is enabled.
 //
 // Generated C++ includes this header only: it brings in the graph argument
-// types (Graph.h), the reflection tables and workspace helpers (Abi.h) and
-// the dropout mask (Random.h).
+// types (Graph.h), the reflection tables and workspace helpers (Abi.h), the
+// dropout mask (Random.h) and the thread count of parallel loops
+// (Threads.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +34,7 @@
 #include "gnnc/runtime/Random.h"
 #include "gnnc/runtime/SimdMath.h"
 #include "gnnc/runtime/Status.h"
+#include "gnnc/runtime/Threads.h"
 
 #include <cstddef>
 #include <cstdint>

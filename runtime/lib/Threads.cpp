@@ -1,0 +1,264 @@
+//===- Threads.cpp - How many threads gnnc's loops run on -----------------===//
+//
+// Part of gnnc. See Threads.h. Nothing here allocates: teamSize runs inside
+// training steps that allocate nothing (tests/Target/FixedSize/NoAllocTest).
+//
+//===----------------------------------------------------------------------===//
+
+#include "gnnc/runtime/Threads.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <limits>
+#include <mutex>
+
+#ifdef __linux__
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+#endif
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+using namespace gnnc;
+
+int rt::teamSizeFor(int maxThreads, int cpus, double otherCores) {
+  // Taken cores beyond the first 0.4 of one, rounded up (NaN: none).
+  double taken = otherCores > 0.4 ? std::ceil(otherCores - 0.4) : 0.0;
+  double freeCores = static_cast<double>(cpus) - taken;
+  if (!(freeCores > 1.0) || maxThreads <= 1)
+    return 1;
+  return freeCores < maxThreads ? static_cast<int>(freeCores) : maxThreads;
+}
+
+namespace {
+
+/// Adds the busy ticks of one line of /proc/stat to `ticks` when it is the
+/// `cpuN` line of a CPU `wanted(N)` accepts, counting it in `seen`. False
+/// for a malformed line.
+template <typename Wanted>
+bool addBusyTicks(std::string_view line, Wanted &&wanted, uint64_t &ticks,
+                  int &seen) {
+  line.remove_prefix(3); // "cpu"
+  if (line.empty() || line[0] < '0' || line[0] > '9')
+    return true; // the line of all CPUs together
+  const char *p = line.data(), *end = line.data() + line.size();
+  int cpu = 0;
+  auto [afterCpu, cpuErr] = std::from_chars(p, end, cpu);
+  if (cpuErr != std::errc())
+    return false;
+  p = afterCpu;
+  if (!wanted(cpu))
+    return true;
+  // user nice system idle iowait irq softirq [steal ...]
+  uint64_t fields[8] = {};
+  int count = 0;
+  while (count < 8) {
+    while (p < end && *p == ' ')
+      ++p;
+    if (p == end)
+      break;
+    auto [next, err] = std::from_chars(p, end, fields[count]);
+    if (err != std::errc())
+      return false;
+    p = next;
+    ++count;
+  }
+  if (count < 7)
+    return false;
+  ticks += fields[0] + fields[1] + fields[2] + fields[5] + fields[6] +
+           (count > 7 ? fields[7] : 0);
+  ++seen;
+  return true;
+}
+
+/// Feeds the `cpu` lines at the start of `text` to addBusyTicks; false for
+/// a malformed one. Stops at the first line of another kind.
+template <typename Wanted>
+bool addBusyTicksOfText(std::string_view text, Wanted &&wanted, uint64_t &ticks,
+                        int &seen, bool &done) {
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    if (line.substr(0, 3) != "cpu") {
+      done = true;
+      return true;
+    }
+    if (!addBusyTicks(line, wanted, ticks, seen))
+      return false;
+    if (nl == std::string_view::npos)
+      break;
+    text.remove_prefix(nl + 1);
+  }
+  return true;
+}
+
+} // namespace
+
+std::optional<double> rt::busyCpuSeconds(std::string_view procStat,
+                                         const std::vector<int> &cpus,
+                                         long ticksPerSecond) {
+  if (ticksPerSecond <= 0)
+    return std::nullopt;
+  auto wanted = [&](int cpu) {
+    return std::find(cpus.begin(), cpus.end(), cpu) != cpus.end();
+  };
+  uint64_t ticks = 0;
+  int seen = 0;
+  bool done = false;
+  if (!addBusyTicksOfText(procStat, wanted, ticks, seen, done) ||
+      seen != static_cast<int>(cpus.size()))
+    return std::nullopt;
+  return static_cast<double>(ticks) / static_cast<double>(ticksPerSecond);
+}
+
+#if defined(_OPENMP) && defined(__linux__)
+namespace {
+
+constexpr int64_t kWindowNs = 200'000'000;
+
+int64_t nanoseconds(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+/// The busy ticks of the CPUs in `set` (`count` of them), read from
+/// /proc/stat through a buffer on the stack.
+std::optional<uint64_t> readBusyTicks(const cpu_set_t &set, int count) {
+  int fd = ::open("/proc/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return std::nullopt;
+  auto wanted = [&](int cpu) {
+    return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &set);
+  };
+  char buf[8192];
+  size_t have = 0;
+  uint64_t ticks = 0;
+  int seen = 0;
+  bool done = false, ok = true;
+  while (ok && !done) {
+    ssize_t got = ::read(fd, buf + have, sizeof buf - have);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0) { // the end: what is left is the last line
+      ok = addBusyTicksOfText({buf, have}, wanted, ticks, seen, done);
+      break;
+    }
+    have += static_cast<size_t>(got);
+    // Whole lines only; keep the partial last one for the next read.
+    std::string_view text(buf, have);
+    size_t lastNl = text.rfind('\n');
+    if (lastNl == std::string_view::npos) {
+      ok = have < sizeof buf; // a line longer than the buffer
+      continue;
+    }
+    ok = addBusyTicksOfText(text.substr(0, lastNl + 1), wanted, ticks, seen,
+                            done);
+    have -= lastNl + 1;
+    std::memmove(buf, buf + lastNl + 1, have);
+  }
+  ::close(fd);
+  if (!ok || seen != count)
+    return std::nullopt;
+  return ticks;
+}
+
+/// GNNC_ADAPTIVE_THREADS, read once: false for 0.
+bool adaptive() {
+  static const bool on = [] {
+    const char *v = std::getenv("GNNC_ADAPTIVE_THREADS");
+    if (!v || std::strcmp(v, "1") == 0)
+      return true;
+    if (std::strcmp(v, "0") == 0)
+      return false;
+    std::fprintf(stderr,
+                 "gnnc: warning: GNNC_ADAPTIVE_THREADS is '%s'; it must be 0 "
+                 "or 1 (ignored: the thread count adapts to the load)\n",
+                 v);
+    return true;
+  }();
+  return on;
+}
+
+struct Measurement {
+  std::mutex mutex;            ///< held by the thread that measures
+  std::atomic<int64_t> due{0}; ///< when the next measurement is due (ns)
+  std::atomic<double> otherCores{0.0};
+  std::atomic<int> cpus{0}; ///< how many cores this process may run on
+  // The previous reading, under `mutex`.
+  bool havePrevious = false;
+  double busy = 0, own = 0;
+  int64_t wall = 0;
+};
+
+Measurement &measurement() {
+  static Measurement m;
+  return m;
+}
+
+void measure(Measurement &m, int64_t now) {
+  static const long ticksPerSecond = sysconf(_SC_CLK_TCK);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::optional<uint64_t> ticks;
+  if (ticksPerSecond > 0 && sched_getaffinity(0, sizeof set, &set) == 0)
+    ticks = readBusyTicks(set, CPU_COUNT(&set));
+  if (!ticks) { // no accounting to read: the full team from now on
+    m.cpus.store(0, std::memory_order_relaxed);
+    m.due.store(std::numeric_limits<int64_t>::max());
+    return;
+  }
+  double busy = static_cast<double>(*ticks) / ticksPerSecond;
+  double own = nanoseconds(CLOCK_PROCESS_CPUTIME_ID) * 1e-9;
+  if (m.havePrevious && now > m.wall) {
+    double seconds = (now - m.wall) * 1e-9;
+    double others = ((busy - m.busy) - (own - m.own)) / seconds;
+    m.otherCores.store(std::max(0.0, others), std::memory_order_relaxed);
+    m.cpus.store(CPU_COUNT(&set), std::memory_order_relaxed);
+  }
+  m.havePrevious = true;
+  m.busy = busy;
+  m.own = own;
+  m.wall = now;
+  m.due.store(now + kWindowNs);
+}
+
+} // namespace
+#endif
+
+int rt::teamSize() {
+#ifdef _OPENMP
+  int maxThreads = omp_get_max_threads();
+#if defined(__linux__)
+  if (maxThreads <= 1 || !adaptive())
+    return maxThreads;
+  Measurement &m = measurement();
+  int64_t now = nanoseconds(CLOCK_MONOTONIC);
+  if (now >= m.due.load(std::memory_order_relaxed)) {
+    std::unique_lock<std::mutex> lock(m.mutex, std::try_to_lock);
+    if (lock.owns_lock() && now >= m.due.load())
+      measure(m, now);
+  }
+  int cpus = m.cpus.load(std::memory_order_relaxed);
+  if (cpus <= 0) // not measured (yet)
+    return maxThreads;
+  return teamSizeFor(maxThreads, cpus,
+                     m.otherCores.load(std::memory_order_relaxed));
+#else
+  return maxThreads;
+#endif
+#else
+  return 1;
+#endif
+}
