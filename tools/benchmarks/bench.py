@@ -165,6 +165,8 @@ def make_plan(quick):
         add("layers", "rmat-12", "gat8", 16, "train", ["gnnc", "pyg"])
         add("bandwidth", "rmat-12", "gcn_agg", 16, "infer",
             ["gnnc", "pyg-sparse"])
+        add("contention", "cora", "gcn", 16, "train", ["gnnc", "pyg"])
+        add("contention", "cora", "gcn", 16, "train" + BUSY, ["gnnc", "pyg"])
         return list(cases.values())
 
     # Every layer, both modes, every implementation, at F = 64 (on Citeseer,
@@ -192,8 +194,10 @@ def make_plan(quick):
     for F in (16, 256):
         add("bandwidth", "rmat-20", "gcn_agg", F, "infer", ["gnnc", "dgl"])
         add("bandwidth", "rmat-14", "gcn_agg", F, "infer", ["gnnc"])
-    # The Cora training epoch.
+    # The Cora training epoch, and the same beside a busy process.
     add("epoch", "cora", "gcn_model", 1433, "epoch")
+    add("contention", "cora", "gcn_model", 1433, "epoch")
+    add("contention", "cora", "gcn_model", 1433, "epoch" + BUSY)
 
     return list(cases.values())
 
@@ -229,6 +233,30 @@ def library_plan():
                                   groups=["library"], graph="rmat-17", layer=layer,
                                   width=width, mode=mode, impl=impl))
     return cases
+
+
+# A mode with this suffix runs the case of the plain mode while a busy
+# process (busy_process) holds one of the cores.
+BUSY = "-busy"
+
+
+def driver_mode(mode):
+    """The mode the benchmark program runs for a mode of the plan."""
+    return mode[:-len(BUSY)] if mode.endswith(BUSY) else mode
+
+
+def busy_process():
+    """A process that keeps the last core this one may use busy (a Python
+    loop, pinned there), as another user's work would; None where it cannot
+    be pinned."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return None
+    cpu = cpus[-1]
+    p = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                         preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    time.sleep(0.3)
+    return p
 
 
 # The performance targets: which cases they read (see report.py).
@@ -630,8 +658,9 @@ def timing_args(args, mode):
 
 
 def case_command(case, ctx, args, graph_dir, meta):
-    t = timing_args(args, case["mode"])
-    common = ["--graph", str(graph_dir), "--mode", case["mode"],
+    mode = driver_mode(case["mode"])
+    t = timing_args(args, mode)
+    common = ["--graph", str(graph_dir), "--mode", mode,
               "--warmup", str(t["warmup"]), "--min-reps", str(t["min_reps"]),
               "--max-reps", str(t["max_reps"]), "--min-time", str(t["min_time"]),
               "--max-time", str(t["max_time"])]
@@ -802,8 +831,8 @@ def run_cases(plan, ctx, args, metas, avail, keep_order=False):
         gdir = ctx["graph_dirs"][case["graph"]]
         rec = dict(case)
         rec["N"], rec["E"] = meta["N"], meta["E"]
-        rec["min_bytes"] = min_bytes(case["layer"], case["width"], case["mode"],
-                                     meta["N"], meta["E"])
+        rec["min_bytes"] = min_bytes(case["layer"], case["width"],
+                                     driver_mode(case["mode"]), meta["N"], meta["E"])
         key = (case["impl"], case["layer"], case["width"], case["mode"])
         ok_impl, why = avail[case["impl"]]
         base_id = case["id"].rsplit("/", 1)[0]
@@ -819,9 +848,17 @@ def run_cases(plan, ctx, args, metas, avail, keep_order=False):
                        "(%g min) was spent" % args.budget)
         else:
             cmd = case_command(case, ctx, args, gdir, meta)
-            data, status, extra = supervise(cmd, case_env(env, case, args), args.mem_cap,
-                                            args.time_cap)
+            busy = busy_process() if case["mode"].endswith(BUSY) else None
+            try:
+                data, status, extra = supervise(cmd, case_env(env, case, args),
+                                                args.mem_cap, args.time_cap)
+            finally:
+                if busy:
+                    busy.kill()
+                    busy.wait()
             rec.update(extra)
+            if case["mode"].endswith(BUSY):
+                rec["busy_process"] = busy is not None
             if status == "memory-cap":
                 rec.update(status="memory-cap", error="its resident set passed the "
                            "cap of %.1f GiB" % (args.mem_cap / 2 ** 30))

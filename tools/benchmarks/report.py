@@ -951,6 +951,33 @@ def write(data, doc, assets):
                  "epochs run", "loss of the last epoch"], rows))
         w("")
 
+    # A busy core.
+    busy_bases = [b for b in R.bases("contention") if b.endswith("-busy")]
+    if busy_bases:
+        w("## Beside a busy process\n")
+        w("The same case run alone and while another process keeps one core busy "
+          "(a Python loop pinned to the last core this run may use, started 0.3 s "
+          "before the case and stopped after it), one after the other; every "
+          "implementation with %d threads. The slowdown is the busy median over the "
+          "quiet one. gnnc's loops run on as many threads as there are cores other "
+          "processes leave free, measured a few times a second (`rt::teamSize`, "
+          "docs/abi.md \"Thread safety\"); PyTorch keeps its threads.\n"
+          % data["threads"])
+        rows = []
+        for b in busy_bases:
+            quiet = b[:-len("-busy")]
+            g, layer, F, mode = parse_base(quiet)
+            for impl in IMPLS:
+                tq, tb = R.median(quiet, impl), R.median(b, impl)
+                if not R.case(b, impl):
+                    continue
+                rows.append(["%s, %s, F = %d, %s" % (g, layer, F, MODE_TITLES[mode]),
+                             IMPL_TITLES[impl], R.cell(quiet, impl), R.cell(b, impl),
+                             fratio(tb / tq) if tb and tq else "–"])
+        w(table(["case", "implementation", "quiet median", "busy median",
+                 "slowdown"], rows))
+        w("")
+
     # Compile times.
     comp = data.get("compile", [])
     if comp:
