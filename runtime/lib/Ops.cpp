@@ -103,6 +103,7 @@ inline void parallelFor(int64_t n, bool parallel, Body &&body) {
     return;
   }
 #endif
+  (void)parallel;
   if constexpr (S == Schedule::Simd) {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i)

@@ -1,7 +1,7 @@
 """One PyG or DGL benchmark case, in a fresh process (tools/bench runs it).
 
     /usr/bin/python3 tools/benchmarks/anchor.py --impl pyg|pyg-sparse|dgl
-        --layer gcn|gat1|gat8|sage_mean|sage_max|gin|gcn_agg|gcn_model
+        --layer gcn|gat1|gat8|sage_mean|sage_max|gin|gcn_agg|gcn_model|gat_model
         --width F --graph DIR --nodes N --mode infer|train|epoch
         [--warmup W] [--min-reps R] [--max-reps R] [--min-time S]
         [--max-time S] [--threads T] [--seed S] [--compile]
@@ -48,6 +48,7 @@ width F and output width F:
              (index_select, then scatter-add), torch.sparse.mm for
              pyg-sparse, dgl.ops.copy_u_sum for DGL
   gcn_model  the two-layer GCN of PyG's examples/gcn.py (mode epoch only)
+  gat_model  the two-layer GAT of PyG's examples/gat.py (mode epoch only)
 pyg feeds edge_index; pyg-sparse feeds the transposed adjacency as a
 torch.sparse CSR tensor (PyG 2.3's torch.sparse path; it coalesces repeated
 edges into one entry of weight > 1).
@@ -438,7 +439,10 @@ def kernel_profile(torch, fn, steps):
 
 
 def run_epoch(args, graph, result, t_setup):
-    """One training epoch of PyG's examples/gcn.py (or its DGL equivalent)."""
+    """One training epoch of PyG's examples/gcn.py (or its DGL equivalent),
+    or with --layer gat_model of PyG's examples/gat.py (8 heads of 8, ELU,
+    one output head, dropout 0.6 on inputs and attention, Adam lr 0.005
+    with weight decay 5e-4)."""
     import torch
     import torch.nn.functional as Fn
     d = args.graph
@@ -448,6 +452,8 @@ def run_epoch(args, graph, result, t_setup):
     mask = torch.from_numpy(np.load(os.path.join(d, "train_mask.npy"))).bool()
     C = int(y.max()) + 1
     H = 16
+    if args.layer == "gat_model":
+        return run_gat_epoch(args, graph, result, t_setup, x, y, mask, C)
     if args.impl == "dgl":
         from dgl.nn import GraphConv
         conv1 = GraphConv(x.shape[1], H, norm="both")
@@ -472,7 +478,50 @@ def run_epoch(args, graph, result, t_setup):
     opt = torch.optim.Adam([dict(params=conv1.parameters(), weight_decay=5e-4),
                             dict(params=conv2.parameters(), weight_decay=0)],
                            lr=0.01)
-    result["param_bytes"] = sum(4 * p.numel() for m in (conv1, conv2)
+    return time_epochs(args, result, t_setup, forward, opt, (conv1, conv2), y,
+                       mask)
+
+
+def run_gat_epoch(args, graph, result, t_setup, x, y, mask, C):
+    """PyG's examples/gat.py on Cora, or the same network with DGL's
+    GATConv (self-loops added to the graph, as PyG's layer adds them)."""
+    import torch
+    import torch.nn.functional as Fn
+    heads, hidden = 8, 8
+    if args.impl == "dgl":
+        from dgl.nn import GATConv
+        conv1 = GATConv(x.shape[1], hidden, num_heads=heads, attn_drop=0.6)
+        conv2 = GATConv(heads * hidden, C, num_heads=1, attn_drop=0.6)
+
+        def forward():
+            h = Fn.dropout(x, p=0.6, training=True)
+            h = Fn.elu(conv1(graph, h).flatten(1))
+            h = Fn.dropout(h, p=0.6, training=True)
+            return conv2(graph, h).mean(1)
+    elif args.impl == "pyg":
+        from torch_geometric.nn import GATConv
+        conv1 = GATConv(x.shape[1], hidden, heads=heads, dropout=0.6)
+        conv2 = GATConv(heads * hidden, C, heads=1, concat=False, dropout=0.6)
+
+        def forward():
+            h = Fn.dropout(x, p=0.6, training=True)
+            h = Fn.elu(conv1(h, graph))
+            h = Fn.dropout(h, p=0.6, training=True)
+            return conv2(h, graph)
+    else:
+        raise ValueError("the GAT epoch runs with pyg or dgl")
+    opt = torch.optim.Adam(list(conv1.parameters()) + list(conv2.parameters()),
+                           lr=0.005, weight_decay=5e-4)
+    return time_epochs(args, result, t_setup, forward, opt, (conv1, conv2), y,
+                       mask)
+
+
+def time_epochs(args, result, t_setup, forward, opt, modules, y, mask):
+    """Times epochs of forward(), the cross-entropy over the training
+    vertices, backward and one step of opt."""
+    import torch
+    import torch.nn.functional as Fn
+    result["param_bytes"] = sum(4 * p.numel() for m in modules
                                 for p in m.parameters())
     last = {}
 

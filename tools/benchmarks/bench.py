@@ -104,17 +104,23 @@ LAYERS = {
     "gcn_model": dict(title="GCN model (2 layers, Cora)", source="dsl-examples/gcn.gnn",
                       entry="GCN",
                       defines=lambda F: {"in_dim": 1433, "hidden": 16, "classes": 7}),
+    "gat_model": dict(title="GAT model (2 layers, Cora)", source="dsl-examples/gat.gnn",
+                      entry="GAT",
+                      defines=lambda F: {"in_dim": 1433, "hidden": 8, "heads": 8,
+                                         "classes": 7}),
 }
 # The layer library (tools/bench --library, tools/benchmarks/library.py).
 LAYERS.update({library.layer_key(k): dict(title=v["title"], source=v["source"],
                                           entry=v["entry"], defines=v["defines"])
                for k, v in library.LIBRARY.items()})
 LAYER_ORDER = ["gcn", "gat1", "gat8", "sage_mean", "sage_max", "gin", "gcn_agg",
-               "gcn_model"]
+               "gcn_model", "gat_model"]
+# Models trained for an epoch on Cora (mode epoch), not layers at width F.
+EPOCH_MODELS = ("gcn_model", "gat_model")
 
 
 def module_name(layer, width):
-    return "gcn_model_cora" if layer == "gcn_model" else "%s_f%d" % (layer, width)
+    return layer + "_cora" if layer in EPOCH_MODELS else "%s_f%d" % (layer, width)
 
 
 def param_count(layer, F):
@@ -130,7 +136,7 @@ def min_bytes(layer, F, mode, N, E):
     reads the graph in both directions (CSR and CSC), x, the cotangent and
     the parameters, and writes the output, the gradient of x and the
     gradients of the parameters. None where it is not defined (an epoch)."""
-    if layer == "gcn_model" or mode == "epoch":
+    if layer in EPOCH_MODELS or mode == "epoch":
         return None
     csr = 8 * (N + 1) + 8 * E
     feat = 4 * N * F
@@ -196,8 +202,9 @@ def make_plan(quick):
         add("bandwidth", "rmat-14", "gcn_agg", F, "infer", ["gnnc"])
     # The Cora training epoch, and the same beside a busy process.
     add("epoch", "cora", "gcn_model", 1433, "epoch")
-    add("contention", "cora", "gcn_model", 1433, "epoch")
-    add("contention", "cora", "gcn_model", 1433, "epoch" + BUSY)
+    for model, impls in (("gcn_model", IMPLS), ("gat_model", ["gnnc", "pyg", "dgl"])):
+        add("contention", "cora", model, 1433, "epoch", impls)
+        add("contention", "cora", model, 1433, "epoch" + BUSY, impls)
 
     return list(cases.values())
 

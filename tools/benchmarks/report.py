@@ -971,7 +971,10 @@ def write(data, doc, assets):
                 tq, tb = R.median(quiet, impl), R.median(b, impl)
                 if not R.case(b, impl):
                     continue
-                rows.append(["%s, %s, F = %d, %s" % (g, layer, F, MODE_TITLES[mode]),
+                title = data.get("layers", {}).get(layer, {}).get("title", layer)
+                what = ("%s, %s" % (title, g) if mode == "epoch"
+                        else "%s, %s, F = %d" % (title, g, F))
+                rows.append(["%s, %s" % (what, MODE_TITLES[mode]),
                              IMPL_TITLES[impl], R.cell(quiet, impl), R.cell(b, impl),
                              fratio(tb / tq) if tb and tq else "–"])
         w(table(["case", "implementation", "quiet median", "busy median",
