@@ -8,7 +8,9 @@ Run through tools/bench (which installs what is missing first):
     tools/bench --quick         a smoke run (Cora and a small R-MAT, two
                                 layers, few repetitions) into build/bench-quick/
     tools/bench --only REGEX    only the cases whose id matches REGEX
-                                (ids: graph/layer/F<width>/mode/impl)
+                                (ids: graph/layer/F<width>/mode/impl; a mode
+                                ending in -busy runs beside a busy process
+                                pinned to a core)
     tools/bench --report-only   rewrite the doc and plots from the JSON
     tools/bench --compile-only  time gnnc's compiles of growing programs
                                 (tools/benchmarks/compile_scaling.py) into
@@ -252,11 +254,16 @@ def driver_mode(mode):
     return mode[:-len(BUSY)] if mode.endswith(BUSY) else mode
 
 
-def busy_process():
-    """A process that keeps the last core this one may use busy (a Python
-    loop, pinned there), as another user's work would; None where it cannot
-    be pinned."""
-    cpus = sorted(os.sched_getaffinity(0))
+def busy_cpus(threads):
+    """The cores a case beside a busy process runs on: the first `threads`
+    this process may use (so that on a machine with more cores than the
+    case has threads, the busy core is one of them)."""
+    return sorted(os.sched_getaffinity(0))[:threads]
+
+
+def busy_process(cpus):
+    """A process that keeps the last of `cpus` busy (a Python loop, pinned
+    there), as another user's work would; None with fewer than 2 cores."""
     if len(cpus) < 2:
         return None
     cpu = cpus[-1]
@@ -855,7 +862,11 @@ def run_cases(plan, ctx, args, metas, avail, keep_order=False):
                        "(%g min) was spent" % args.budget)
         else:
             cmd = case_command(case, ctx, args, gdir, meta)
-            busy = busy_process() if case["mode"].endswith(BUSY) else None
+            busy = None
+            if case["mode"].endswith(BUSY):
+                cpus = busy_cpus(args.threads)
+                cmd = ["taskset", "-c", ",".join(map(str, cpus))] + cmd
+                busy = busy_process(cpus)
             try:
                 data, status, extra = supervise(cmd, case_env(env, case, args),
                                                 args.mem_cap, args.time_cap)

@@ -956,9 +956,9 @@ def write(data, doc, assets):
     if busy_bases:
         w("## Beside a busy process\n")
         w("The same case run alone and while another process keeps one core busy "
-          "(a Python loop pinned to the last core this run may use, started 0.3 s "
-          "before the case and stopped after it), one after the other; every "
-          "implementation with %d threads. The slowdown is the busy median over the "
+          "(a Python loop pinned to the last of the cores the case runs on, which "
+          "are as many as its threads, started 0.3 s before the case and stopped "
+          "after it), one after the other; every implementation with %d threads. The slowdown is the busy median over the "
           "quiet one. gnnc's loops run on as many threads as there are cores other "
           "processes leave free, measured a few times a second (`rt::teamSize`, "
           "docs/abi.md \"Thread safety\"); PyTorch keeps its threads.\n"
