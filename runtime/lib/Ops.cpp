@@ -66,8 +66,8 @@ enum class Schedule {
 /// rest, where one block per thread made the loop as slow as its slowest
 /// thread. Smaller blocks cost more than they save (GAT on Cora, 2
 /// threads: 5% slower with blocks of 2,048 elements).
-constexpr int64_t kBlocksPerThread = 4;
-constexpr int64_t kMinBlockLength = 1 << 16;
+[[maybe_unused]] constexpr int64_t kBlocksPerThread = 4;
+[[maybe_unused]] constexpr int64_t kMinBlockLength = 1 << 16;
 
 /// Calls body(i) for i in [0, n), on teamSize() OpenMP threads when
 /// `parallel` holds and that is more than one; otherwise on this thread,
