@@ -133,10 +133,13 @@ int64_t nanoseconds(clockid_t clock) {
   return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
 
-/// The busy ticks of the CPUs in `set` (`count` of them), read from
-/// /proc/stat through a buffer on the stack.
-std::optional<uint64_t> readBusyTicks(const cpu_set_t &set, int count) {
-  int fd = ::open("/proc/stat", O_RDONLY | O_CLOEXEC);
+/// The busy ticks of the CPUs in `set` (`count` of them), read from `path`
+/// (/proc/stat) through a buffer on the stack. Reading stops at the first
+/// line that is not a CPU's (the interrupt counts that follow can be longer
+/// than the buffer).
+std::optional<uint64_t> readBusyTicks(const char *path, const cpu_set_t &set,
+                                      int count) {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return std::nullopt;
   auto wanted = [&](int cpu) {
@@ -160,7 +163,9 @@ std::optional<uint64_t> readBusyTicks(const cpu_set_t &set, int count) {
     std::string_view text(buf, have);
     size_t lastNl = text.rfind('\n');
     if (lastNl == std::string_view::npos) {
-      ok = have < sizeof buf; // a line longer than the buffer
+      if (text.size() >= 3 && text.substr(0, 3) != "cpu")
+        break;                // past the CPUs' lines
+      ok = have < sizeof buf; // a CPU's line longer than the buffer
       continue;
     }
     ok = addBusyTicksOfText(text.substr(0, lastNl + 1), wanted, ticks, seen,
@@ -213,7 +218,7 @@ void measure(Measurement &m, int64_t now) {
   CPU_ZERO(&set);
   std::optional<uint64_t> ticks;
   if (ticksPerSecond > 0 && sched_getaffinity(0, sizeof set, &set) == 0)
-    ticks = readBusyTicks(set, CPU_COUNT(&set));
+    ticks = readBusyTicks("/proc/stat", set, CPU_COUNT(&set));
   if (!ticks) { // no accounting to read: the full team from now on
     m.cpus.store(0, std::memory_order_relaxed);
     m.due.store(std::numeric_limits<int64_t>::max());
