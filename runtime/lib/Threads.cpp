@@ -103,6 +103,50 @@ bool addBusyTicksOfText(std::string_view text, Wanted &&wanted, uint64_t &ticks,
   return true;
 }
 
+#ifdef __linux__
+/// Adds the busy ticks of the CPUs `wanted` accepts, read from `path`
+/// (/proc/stat) through a buffer on the stack, counting their lines in
+/// `seen`. Reading stops at the first line that is not a CPU's (the
+/// interrupt counts that follow can be longer than the buffer). False when
+/// the file cannot be read or a CPU's line is malformed.
+template <typename Wanted>
+bool addBusyTicksOfFile(const char *path, Wanted &&wanted, uint64_t &ticks,
+                        int &seen) {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  char buf[8192];
+  size_t have = 0;
+  bool done = false, ok = true;
+  while (ok && !done) {
+    ssize_t got = ::read(fd, buf + have, sizeof buf - have);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0) { // the end: what is left is the last line
+      ok = got == 0 &&
+           addBusyTicksOfText({buf, have}, wanted, ticks, seen, done);
+      break;
+    }
+    have += static_cast<size_t>(got);
+    // Whole lines only; keep the partial last one for the next read.
+    std::string_view text(buf, have);
+    size_t lastNl = text.rfind('\n');
+    if (lastNl == std::string_view::npos) {
+      if (text.size() >= 3 && text.substr(0, 3) != "cpu")
+        break;                // past the CPUs' lines
+      ok = have < sizeof buf; // a CPU's line longer than the buffer
+      continue;
+    }
+    ok = addBusyTicksOfText(text.substr(0, lastNl + 1), wanted, ticks, seen,
+                            done);
+    have -= lastNl + 1;
+    std::memmove(buf, buf + lastNl + 1, have);
+  }
+  ::close(fd);
+  return ok;
+}
+#endif
+
 } // namespace
 
 std::optional<double> rt::busyCpuSeconds(std::string_view procStat,
@@ -122,6 +166,27 @@ std::optional<double> rt::busyCpuSeconds(std::string_view procStat,
   return static_cast<double>(ticks) / static_cast<double>(ticksPerSecond);
 }
 
+std::optional<double> rt::busyCpuSecondsOfFile(const char *path,
+                                               const std::vector<int> &cpus,
+                                               long ticksPerSecond) {
+#ifdef __linux__
+  if (ticksPerSecond <= 0)
+    return std::nullopt;
+  auto wanted = [&](int cpu) {
+    return std::find(cpus.begin(), cpus.end(), cpu) != cpus.end();
+  };
+  uint64_t ticks = 0;
+  int seen = 0;
+  if (!addBusyTicksOfFile(path, wanted, ticks, seen) ||
+      seen != static_cast<int>(cpus.size()))
+    return std::nullopt;
+  return static_cast<double>(ticks) / static_cast<double>(ticksPerSecond);
+#else
+  (void)path, (void)cpus, (void)ticksPerSecond;
+  return std::nullopt;
+#endif
+}
+
 #if defined(_OPENMP) && defined(__linux__)
 namespace {
 
@@ -131,52 +196,6 @@ int64_t nanoseconds(clockid_t clock) {
   timespec t{};
   clock_gettime(clock, &t);
   return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
-
-/// The busy ticks of the CPUs in `set` (`count` of them), read from `path`
-/// (/proc/stat) through a buffer on the stack. Reading stops at the first
-/// line that is not a CPU's (the interrupt counts that follow can be longer
-/// than the buffer).
-std::optional<uint64_t> readBusyTicks(const char *path, const cpu_set_t &set,
-                                      int count) {
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return std::nullopt;
-  auto wanted = [&](int cpu) {
-    return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &set);
-  };
-  char buf[8192];
-  size_t have = 0;
-  uint64_t ticks = 0;
-  int seen = 0;
-  bool done = false, ok = true;
-  while (ok && !done) {
-    ssize_t got = ::read(fd, buf + have, sizeof buf - have);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got <= 0) { // the end: what is left is the last line
-      ok = addBusyTicksOfText({buf, have}, wanted, ticks, seen, done);
-      break;
-    }
-    have += static_cast<size_t>(got);
-    // Whole lines only; keep the partial last one for the next read.
-    std::string_view text(buf, have);
-    size_t lastNl = text.rfind('\n');
-    if (lastNl == std::string_view::npos) {
-      if (text.size() >= 3 && text.substr(0, 3) != "cpu")
-        break;                // past the CPUs' lines
-      ok = have < sizeof buf; // a CPU's line longer than the buffer
-      continue;
-    }
-    ok = addBusyTicksOfText(text.substr(0, lastNl + 1), wanted, ticks, seen,
-                            done);
-    have -= lastNl + 1;
-    std::memmove(buf, buf + lastNl + 1, have);
-  }
-  ::close(fd);
-  if (!ok || seen != count)
-    return std::nullopt;
-  return ticks;
 }
 
 /// GNNC_ADAPTIVE_THREADS, read once: false for 0.
@@ -216,9 +235,16 @@ void measure(Measurement &m, int64_t now) {
   static const long ticksPerSecond = sysconf(_SC_CLK_TCK);
   cpu_set_t set;
   CPU_ZERO(&set);
+  auto wanted = [&](int cpu) {
+    return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &set);
+  };
   std::optional<uint64_t> ticks;
-  if (ticksPerSecond > 0 && sched_getaffinity(0, sizeof set, &set) == 0)
-    ticks = readBusyTicks("/proc/stat", set, CPU_COUNT(&set));
+  uint64_t sum = 0;
+  int seen = 0;
+  if (ticksPerSecond > 0 && sched_getaffinity(0, sizeof set, &set) == 0 &&
+      addBusyTicksOfFile("/proc/stat", wanted, sum, seen) &&
+      seen == CPU_COUNT(&set))
+    ticks = sum;
   if (!ticks) { // no accounting to read: the full team from now on
     m.cpus.store(0, std::memory_order_relaxed);
     m.due.store(std::numeric_limits<int64_t>::max());

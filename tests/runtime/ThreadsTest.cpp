@@ -13,10 +13,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -119,10 +119,46 @@ std::vector<int> allowedCpus() {
 }
 
 std::optional<double> busyNow(const std::vector<int> &cpus) {
-  std::ifstream in("/proc/stat");
-  std::stringstream text;
-  text << in.rdbuf();
-  return rt::busyCpuSeconds(text.str(), cpus, sysconf(_SC_CLK_TCK));
+  return rt::busyCpuSecondsOfFile("/proc/stat", cpus, sysconf(_SC_CLK_TCK));
+}
+
+TEST(Threads, FilesAreReadUpToTheFirstLineThatIsNotACpus) {
+  // 300 CPUs' lines (more than the reader's buffer of 8 KiB), then a line
+  // of interrupt counts of over 100 KB, as on machines with many
+  // interrupts.
+  std::string text = "cpu  1 2 3 4 5 6 7 8 0 0\n";
+  std::vector<int> cpus;
+  for (int c = 0; c < 300; ++c) {
+    text += "cpu" + std::to_string(c) + " " + std::to_string(1000 + c) + " 5 " +
+            std::to_string(300 + 2 * c) + " 999999 77 3 4 " +
+            std::to_string(c % 7) + " 0 0\n";
+    if (c % 3 == 0)
+      cpus.push_back(c);
+  }
+  text += "intr 123";
+  for (int i = 0; i < 20000; ++i)
+    text += " " + std::to_string(i);
+  text += "\nctxt 5\n";
+  std::string path =
+      ::testing::TempDir() + "gnnc_threads_stat_" + std::to_string(getpid());
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+  }
+  std::optional<double> want = rt::busyCpuSeconds(text, cpus, 100);
+  std::optional<double> got = rt::busyCpuSecondsOfFile(path.c_str(), cpus, 100);
+  ASSERT_TRUE(want);
+  ASSERT_TRUE(got) << "the long line of interrupt counts stopped the reading";
+  EXPECT_EQ(*got, *want);
+  // By hand: CPU c (c a multiple of 3) is busy for (1000 + c) + 5 +
+  // (300 + 2c) + 3 + 4 + (c % 7) ticks.
+  double ticks = 0;
+  for (int c : cpus)
+    ticks += 1312 + 3 * c + c % 7;
+  EXPECT_DOUBLE_EQ(*got, ticks / 100);
+  EXPECT_FALSE(rt::busyCpuSecondsOfFile(path.c_str(), {300}, 100));
+  std::remove(path.c_str());
+  EXPECT_FALSE(rt::busyCpuSecondsOfFile(path.c_str(), {0}, 100));
 }
 
 TEST(Threads, TheMachinesAccountingGrowsWithThisThreadsWork) {

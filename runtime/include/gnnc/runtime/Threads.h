@@ -75,6 +75,13 @@ std::optional<double> busyCpuSeconds(std::string_view procStat,
                                      const std::vector<int> &cpus,
                                      long ticksPerSecond);
 
+/// The same, read from the file at `path` (teamSize reads /proc/stat so,
+/// through a buffer on the stack, up to the first line that is not a
+/// CPU's). None also when the file cannot be read, and off Linux.
+std::optional<double> busyCpuSecondsOfFile(const char *path,
+                                           const std::vector<int> &cpus,
+                                           long ticksPerSecond);
+
 } // namespace gnnc::rt
 
 #endif // GNNC_RUNTIME_THREADS_H
