@@ -149,9 +149,14 @@ bool addBusyTicksOfFile(const char *path, Wanted &&wanted, uint64_t &ticks,
 
 } // namespace
 
-std::optional<double> rt::busyCpuSeconds(std::string_view procStat,
-                                         const std::vector<int> &cpus,
-                                         long ticksPerSecond) {
+namespace {
+
+/// The busy seconds of `cpus`, from `add(wanted, ticks, seen)`, which adds
+/// the ticks of the CPUs `wanted` accepts and counts their lines: none when
+/// it fails or a CPU of `cpus` has no line.
+template <typename Add>
+std::optional<double> busySecondsOf(const std::vector<int> &cpus,
+                                    long ticksPerSecond, Add &&add) {
   if (ticksPerSecond <= 0)
     return std::nullopt;
   auto wanted = [&](int cpu) {
@@ -159,28 +164,31 @@ std::optional<double> rt::busyCpuSeconds(std::string_view procStat,
   };
   uint64_t ticks = 0;
   int seen = 0;
-  bool done = false;
-  if (!addBusyTicksOfText(procStat, wanted, ticks, seen, done) ||
-      seen != static_cast<int>(cpus.size()))
+  if (!add(wanted, ticks, seen) || seen != static_cast<int>(cpus.size()))
     return std::nullopt;
   return static_cast<double>(ticks) / static_cast<double>(ticksPerSecond);
+}
+
+} // namespace
+
+std::optional<double> rt::busyCpuSeconds(std::string_view procStat,
+                                         const std::vector<int> &cpus,
+                                         long ticksPerSecond) {
+  return busySecondsOf(
+      cpus, ticksPerSecond, [&](auto &wanted, uint64_t &ticks, int &seen) {
+        bool done = false;
+        return addBusyTicksOfText(procStat, wanted, ticks, seen, done);
+      });
 }
 
 std::optional<double> rt::busyCpuSecondsOfFile(const char *path,
                                                const std::vector<int> &cpus,
                                                long ticksPerSecond) {
 #ifdef __linux__
-  if (ticksPerSecond <= 0)
-    return std::nullopt;
-  auto wanted = [&](int cpu) {
-    return std::find(cpus.begin(), cpus.end(), cpu) != cpus.end();
-  };
-  uint64_t ticks = 0;
-  int seen = 0;
-  if (!addBusyTicksOfFile(path, wanted, ticks, seen) ||
-      seen != static_cast<int>(cpus.size()))
-    return std::nullopt;
-  return static_cast<double>(ticks) / static_cast<double>(ticksPerSecond);
+  return busySecondsOf(cpus, ticksPerSecond,
+                       [&](auto &wanted, uint64_t &ticks, int &seen) {
+                         return addBusyTicksOfFile(path, wanted, ticks, seen);
+                       });
 #else
   (void)path, (void)cpus, (void)ticksPerSecond;
   return std::nullopt;
