@@ -29,7 +29,11 @@
 #      gnnc kernel of one GAT and one GraphSAGE training step. gnnc's cases
 #      run twice: as printed, and with -DGNNC_EDGE_UNROLL=1 (one edge's
 #      gather at a time; Kernel.cuh). --no-tests: 5 without Nsight Compute,
-#      and gnnc-train, alone.
+#      and gnnc-train, alone. --profile-layers "L ..." profiles those
+#      training layers (default: gat8 sage_mean gcn); --compare split runs
+#      gnnc's second variant with -DGNNC_SPLIT_ROWS=0 (one group per row,
+#      however long) instead of -DGNNC_EDGE_UNROLL=1; --no-ncu skips Nsight
+#      Compute.
 #
 # Writes OUTDIR/{env.txt,summary.txt,gpu-bench.jsonl} and logs.tar.gz (the
 # logs: tests.log, sanitizer.log, torch.log), and with --profile
@@ -48,8 +52,14 @@ bench=1
 only_bench=0
 profile=0
 no_tests=0
+profile_layers="gat8 sage_mean gcn"
+compare=unroll
+ncu_on=1
 while [[ $# -gt 0 ]]; do
   case $1 in
+    --profile-layers) profile_layers=$2; shift 2 ;;
+    --compare) compare=$2; shift 2 ;;
+    --no-ncu) ncu_on=0; shift ;;
     --budget) budget=$2; shift 2 ;;
     --no-bench) bench=0; shift ;;
     --bench-only) only_bench=1; shift ;;
@@ -250,10 +260,15 @@ json.dump(r, open(sys.argv[1], "w")); print(r)' "$out/copy.json"
       --max-time 3 --kernels 3 2>>"$out/profile.err" |
       $py -c "import json,sys; r=json.loads(sys.stdin.read() or '{}'); r['graph']='$g'; r['variant']='$variant'; print(json.dumps(r))" >> "$prof"
   }
-  # gnnc as printed, and with one edge's gather at a time.
+  # gnnc as printed, and with one edge's gather at a time (or one group
+  # per row: --compare split).
   profile_gnnc() {
     profile_case "$@" gnnc-torch
-    profile_case "$@" gnnc-torch unroll-1 -DGNNC_EDGE_UNROLL=1
+    if [[ $compare == split ]]; then
+      profile_case "$@" gnnc-torch "one group per row" -DGNNC_SPLIT_ROWS=0
+    else
+      profile_case "$@" gnnc-torch unroll-1 -DGNNC_EDGE_UNROLL=1
+    fi
   }
   for g in rmat-17 rmat-20; do
     step "graph $g" 120 "$out/tests.log" $py tools/benchmarks/graphs.py "$data" "$g"
@@ -262,13 +277,13 @@ json.dump(r, open(sys.argv[1], "w")); print(r)' "$out/copy.json"
     profile_gnnc $g gcn_agg infer
     profile_case $g gcn_agg infer pyg-sparse
   done
-  for layer in gat8 sage_mean gcn; do
+  for layer in $profile_layers; do
     profile_gnnc rmat-17 $layer train
     profile_case rmat-17 $layer train pyg
   done
   note "profiled $(wc -l < "$prof") cases"
   ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
-  if (( ! no_tests )) && [[ -n $ncu && -f $data/rmat-17/meta.json ]]; then
+  if (( ! no_tests && ncu_on )) && [[ -n $ncu && -f $data/rmat-17/meta.json ]]; then
     n=$($py -c "import json,sys; print(json.load(open(sys.argv[1]))['N'])" "$data/rmat-17/meta.json")
     metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed
     metrics+=,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum
@@ -283,7 +298,7 @@ json.dump(r, open(sys.argv[1], "w")); print(r)' "$out/copy.json"
         --device cuda --impl gnnc-torch --layer $layer --graph "$data/rmat-17" \
         --nodes "$n" --mode train --warmup 2 --min-reps 1 --max-reps 1 --kernels 1
     done
-  elif (( ! no_tests )); then
+  elif (( ! no_tests && ncu_on )); then
     note "SKIPPED  ncu (not found)"
   fi
 fi

@@ -400,4 +400,21 @@ std::vector<TestGraph> execGraphsOfKind(std::optional<GK> kind) {
   return out;
 }
 
+TestGraph longRowsGraph() {
+  static const GraphPtr graph = [] {
+    Edges edges;
+    for (int64_t k = 0; k < 1100; ++k)
+      edges.push_back({1 + k % 37, 0});
+    for (int64_t k = 0; k < 513; ++k)
+      edges.push_back({2 + k % 29, 1});
+    for (int64_t k = 0; k < 512; ++k)
+      edges.push_back({3 + k % 31, 2});
+    for (int64_t k = 0; k < 700; ++k)
+      edges.push_back({0, 3 + (k * 7) % 40});
+    edges.push_back({0, 0});
+    return makeGraph(edges, 45, 45);
+  }();
+  return named("long-rows", GK::graph, graph);
+}
+
 } // namespace gnnc::testing_support

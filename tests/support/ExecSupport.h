@@ -83,6 +83,9 @@ inline constexpr double kFloatFloor = 1e-2;
 inline constexpr double kAbsolute = 1e-7;
 /// Gradients come through twice as many float operations as outputs.
 inline constexpr double kGradientTolerance = 1e-4;
+/// Rows of a thousand edges (longRowsGraph): the float rounding of a sum
+/// grows with its length.
+inline constexpr double kLongRowTolerance = 1e-4;
 
 /// The largest error of `got` against `want`, relative to each expected
 /// value with a floor of `floor * max(scale, max|want|)`, after subtracting
@@ -248,6 +251,13 @@ const GraphSuite &execGraphs();
 /// group loads its edge ids several times and the last load is partial),
 /// multi-edges and a self-loop on it, isolated vertices.
 std::vector<TestGraph> execGraphsOfKind(std::optional<GK> kind);
+
+/// A homogeneous graph of long rows: vertex 0 with 1101 in-edges and 701
+/// out-edges (more than the 512 above which CUDA kernels of 256 threads
+/// split a row over a block), vertices 1 and 2 with 513 and 512 in-edges
+/// (just above and at that threshold), multi-edges, a self-loop on vertex
+/// 0, isolated vertices.
+TestGraph longRowsGraph();
 
 //===----------------------------------------------------------------------===//
 // Calling an entry point

@@ -2721,8 +2721,10 @@ def gpu_profile_section(d, w):
     w("### Where the time goes\n")
     w("`tools/gpu-check.sh --profile` on the %s. Device times per kernel come "
       "from `torch.profiler` over 3 steps after the timed ones "
-      "(`anchor.py --kernels 3`); the counters, from Nsight Compute over one "
-      "step.\n" % (prof[0].get("device_name") if prof else "GPU"))
+      "(`anchor.py --kernels 3`)%s.\n" % (
+          prof[0].get("device_name") if prof else "GPU",
+          "; the counters, from Nsight Compute over one step"
+          if d.get("ncu") else ""))
     if d.get("profile_note"):
         w(d["profile_note"] + "\n")
     copy = d.get("copy")

@@ -181,6 +181,9 @@ struct GraphStorage {
   std::shared_ptr<void> scratch;
   cudaEvent_t copied = nullptr;
   bool pending = false;
+  /// KernelGraph::rowsOver of the two layouts (host memory).
+  int64_t inOver[KernelGraph::kRowsOverSize] = {};
+  int64_t outOver[KernelGraph::kRowsOverSize] = {};
 
   GraphStorage() = default;
   GraphStorage(const GraphStorage &) = delete;
@@ -262,13 +265,16 @@ Status DeviceGraph::upload(const Graph &g, cudaStream_t stream,
   GNNC_TRY(sortByDegree(at<int64_t>(storage, o.outPtr), g.numSrc(),
                         at<int32_t>(storage, o.outOrder), stream));
   GNNC_CUDA_CHECK(cudaStreamSynchronize(stream));
-  KernelGraph in{at<int64_t>(storage, o.inPtr), at<int32_t>(storage, o.inSrc),
-                 at<int32_t>(storage, o.inEdge),
-                 at<int32_t>(storage, o.inOrder), g.numDst()};
+  detail::rowsOverInto(l.inPtr, graphStorage->inOver);
+  detail::rowsOverInto(l.outPtr, graphStorage->outOver);
+  KernelGraph in{at<int64_t>(storage, o.inPtr),   at<int32_t>(storage, o.inSrc),
+                 at<int32_t>(storage, o.inEdge),  at<int32_t>(storage, o.inOrder),
+                 g.numDst(),                      graphStorage->inOver};
   KernelGraph outLayout{at<int64_t>(storage, o.outPtr),
                         at<int32_t>(storage, o.outDst),
                         at<int32_t>(storage, o.outEdge),
-                        at<int32_t>(storage, o.outOrder), g.numSrc()};
+                        at<int32_t>(storage, o.outOrder), g.numSrc(),
+                        graphStorage->outOver};
   DeviceGraph d;
   detail::DeviceGraphBuilder::set(
       d, graphStorage, g.numSrc(), g.numDst(), e, in, outLayout,
@@ -298,6 +304,9 @@ Status DeviceGraph::assign(const Graph &g, cudaStream_t stream) {
   stageNarrow(s.staging, o.outEdge, g.outEdge());
   stageNarrow(s.staging, o.edgeSrc, g.edgeSrc());
   stageNarrow(s.staging, o.edgeDst, g.edgeDst());
+  // Launchers read the long rows on the host when they launch.
+  detail::rowsOverInto(g.inPtr(), s.inOver);
+  detail::rowsOverInto(g.outPtr(), s.outOver);
   // Every array but the degree orders, in one copy.
   if (o.inOrder)
     GNNC_CUDA_CHECK(cudaMemcpyAsync(s.device.get(), s.staging, o.inOrder,

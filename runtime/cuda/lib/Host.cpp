@@ -165,6 +165,17 @@ void gnnc::rt::cuda::detail::degreeOrderInto(const std::vector<int64_t> &ptr,
   });
 }
 
+void gnnc::rt::cuda::detail::rowsOverInto(const std::vector<int64_t> &ptr,
+                                          int64_t *out) {
+  std::fill(out, out + KernelGraph::kRowsOverSize, 0);
+  for (std::size_t r = 0; r + 1 < ptr.size(); ++r) {
+    int64_t degree = ptr[r + 1] - ptr[r];
+    for (int k = 0;
+         k < KernelGraph::kRowsOverSize && degree > (int64_t{1} << k); ++k)
+      ++out[k];
+  }
+}
+
 Status gnnc::rt::cuda::detail::checkNotCapturing(const char *what,
                                                  cudaStream_t stream) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;

@@ -36,6 +36,9 @@ void narrowInto(const std::vector<int64_t> &in, int32_t *out);
 std::vector<int32_t> degreeOrder(const std::vector<int64_t> &ptr);
 /// The same order written to `order` (ptr.size() - 1 entries).
 void degreeOrderInto(const std::vector<int64_t> &ptr, int32_t *order);
+/// KernelGraph::rowsOver of a layout: out[k] is the number of rows with
+/// more than 2^k edges (KernelGraph::kRowsOverSize entries).
+void rowsOverInto(const std::vector<int64_t> &ptr, int64_t *out);
 
 /// What DeviceGraph::assign checks before it changes anything: `stream` is
 /// not capturing, `g` has the sizes of `d`, and `g` passes checkForDevice.

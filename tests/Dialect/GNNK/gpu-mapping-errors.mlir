@@ -10,7 +10,7 @@ func.func @not_a_kernel() attributes {gnnk.gpu = {}} {
 
 // -----
 
-// expected-error@+1 {{'gnnk.gpu' must be a dictionary {mapping, schedule: strings; keys: array<i64>; lanes, vector, chunks, rows_per_block, shared_bytes: integers; scratch, nests: arrays of strings}}}
+// expected-error@+1 {{'gnnk.gpu' must be a dictionary {mapping, schedule: strings; keys: array<i64>; lanes, vector, chunks, rows_per_block, shared_bytes: integers; scratch, nests: arrays of strings; optional split_above: integer}}}
 func.func @not_a_dictionary(%g: !gnnk.graph, %out: memref<?xf32>)
     attributes {gnnk.gpu = "warp-per-vertex",
                 gnnk.kernel = {num_outputs = 1 : i64}} {

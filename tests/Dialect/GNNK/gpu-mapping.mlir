@@ -8,7 +8,7 @@
 // vertex; the accumulator is in its registers, all three nests run over
 // its keys.
 // CHECK-LABEL: func.func @sum2(
-// CHECK-SAME: gnnk.gpu = {chunks = 1 : i64, keys = array<i64: 2>, lanes = 1 : i64, mapping = "thread-per-vertex", nests = ["expanded", "expanded", "expanded"], rows_per_block = 256 : i64, schedule = "descending-degree", scratch = ["lane"], shared_bytes = 0 : i64, vector = 2 : i64}
+// CHECK-SAME: gnnk.gpu = {chunks = 1 : i64, keys = array<i64: 2>, lanes = 1 : i64, mapping = "thread-per-vertex", nests = ["expanded", "expanded", "expanded"], rows_per_block = 256 : i64, schedule = "descending-degree", scratch = ["lane"], shared_bytes = 0 : i64, split_above = 512 : i64, vector = 2 : i64}
 func.func @sum2(%g: !gnnk.graph, %x: memref<?x2xf32>, %out: memref<?x2xf32>)
     attributes {gnnk.kernel = {num_outputs = 1 : i64}} {
   %c0 = arith.constant 0 : index
@@ -39,7 +39,7 @@ func.func @sum2(%g: !gnnk.graph, %x: memref<?x2xf32>, %out: memref<?x2xf32>)
 // 40 features by source (the CSC): 10 float4 chunks, so 16 lanes (the
 // power of two at or above 10), one chunk per lane, 16 rows per block.
 // CHECK-LABEL: func.func @copy40(
-// CHECK-SAME: gnnk.gpu = {chunks = 1 : i64, keys = array<i64: 40>, lanes = 16 : i64, mapping = "group-per-vertex", nests = ["expanded"], rows_per_block = 16 : i64, schedule = "descending-degree", scratch = [], shared_bytes = 0 : i64, vector = 4 : i64}
+// CHECK-SAME: gnnk.gpu = {chunks = 1 : i64, keys = array<i64: 40>, lanes = 16 : i64, mapping = "group-per-vertex", nests = ["expanded"], rows_per_block = 16 : i64, schedule = "descending-degree", scratch = [], shared_bytes = 0 : i64, split_above = 0 : i64, vector = 4 : i64}
 func.func @copy40(%g: !gnnk.graph, %x: memref<?x40xf32>, %out: memref<?x40xf32>)
     attributes {gnnk.kernel = {num_outputs = 1 : i64}} {
   %c0 = arith.constant 0 : index

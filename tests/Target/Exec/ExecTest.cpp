@@ -213,11 +213,17 @@ bool runBoth(Call &call, const std::vector<Array> &inputs, bool training,
 /// inference and in training, against @<entry> of what the module was
 /// compiled from at `stage`, in the interpreter.
 void expectEveryGraphMatches(const CompiledModule &cm, const EntryInfo &entry,
-                             Stage stage, uint64_t seed, double tolerance) {
+                             Stage stage, uint64_t seed, double tolerance,
+                             const std::vector<TestGraph> *graphs = nullptr) {
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> reference;
   ASSERT_TRUE(compileReference(*cm.info, stage, context, reference));
-  for (const TestGraph &graph : execGraphsOfKind(graphKindOf(entry))) {
+  std::vector<TestGraph> ofKind;
+  if (!graphs) {
+    ofKind = execGraphsOfKind(graphKindOf(entry));
+    graphs = &ofKind;
+  }
+  for (const TestGraph &graph : *graphs) {
     SCOPED_TRACE("graph " + graph.name);
     Call call(entry, graph);
     std::mt19937_64 rng(seed++);
@@ -241,6 +247,30 @@ TEST_P(Forward, MatchesInterpreter) {
 
 INSTANTIATE_TEST_SUITE_P(Modules, Forward, ::testing::ValuesIn(forwardCases()),
                          entryCaseName);
+
+/// Every entry point on a graph: longRowsGraph(), whose rows of more than
+/// 512 edges the CUDA kernels of sums and means split over a block
+/// (docs/architecture.md, "Long rows"). Sums of 1100 float terms are
+/// compared at 1e-4 (the float rounding of the sum grows with its length).
+std::vector<EntryCase> graphCases() {
+  std::vector<EntryCase> out;
+  for (const EntryCase &c : forwardCases())
+    if (graphKindOf(*c.entry) == GK::graph)
+      out.push_back(c);
+  return out;
+}
+
+class LongRowsForward : public ::testing::TestWithParam<EntryCase> {};
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(LongRowsForward);
+TEST_P(LongRowsForward, MatchesInterpreter) {
+  SKIP_WITHOUT_DEVICE();
+  const std::vector<TestGraph> graphs{longRowsGraph()};
+  expectEveryGraphMatches(*GetParam().module, *GetParam().entry, Stage::Unfused,
+                          /*seed=*/3, kLongRowTolerance, &graphs);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modules, LongRowsForward,
+                         ::testing::ValuesIn(graphCases()), entryCaseName);
 
 //===----------------------------------------------------------------------===//
 // Training: @F.train and @F.backward
@@ -482,6 +512,58 @@ TEST(EdgePasses, GATBackwardPairsItsPassesBySource) {
       compileReference(*cm->info, Stage::Training, context, trainingIR));
   expectInterpreter(grads, *trainingIR, "GATConv.backward", graph,
                     backwardInputs, true, backward->results, "GATConv.backward",
+                    kGradientTolerance);
+}
+
+/// Rows of more than 512 edges run on a whole block, each group of lanes
+/// folding a share of the edges (docs/architecture.md, "Long rows"). On
+/// longRowsGraph(), GCNConv's forward aggregation (by
+/// destination: vertices 0 and 1 have 1101 and 513 in-edges, vertex 2 has
+/// 512) launches a block for each of the 2 long rows before its 1 block of
+/// 256 one-lane groups for the other 43 rows, and the backward's pass by
+/// source a block for vertex 0 (701 out-edges); with one block per 256 rows
+/// they would be 1 block each. The results are checked against the
+/// interpreter.
+TEST(LongRows, SplitOverABlock) {
+  const CompiledModule *cm = findModule("small_gcn_GCNConv");
+  ASSERT_TRUE(cm);
+  const EntryInfo *forward = findEntry(*cm->info, "GCNConv");
+  const EntryInfo *train = findEntry(*cm->info, "GCNConv.train");
+  const EntryInfo *backward = findEntry(*cm->info, "GCNConv.backward");
+  ASSERT_TRUE(forward && train && backward);
+  const TestGraph graph = longRowsGraph();
+  ASSERT_EQ(graph.graph->inPtr()[1] - graph.graph->inPtr()[0], 1101);
+  ASSERT_EQ(graph.graph->inPtr()[3] - graph.graph->inPtr()[2], 512);
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> unfused, trainingIR;
+  ASSERT_TRUE(compileReference(*cm->info, Stage::Unfused, context, unfused));
+  ASSERT_TRUE(
+      compileReference(*cm->info, Stage::Training, context, trainingIR));
+  std::mt19937_64 rng(5);
+  Call call(*forward, graph);
+  std::vector<Array> inputs = call.randomInputs(rng), outputs;
+  ASSERT_TRUE(call.run(inputs, false, 0, outputs));
+  EXPECT_EQ(gnnc_emu_last_blocks("GCNConv_aggregate0"), 3);
+  expectInterpreter(outputs, *unfused, "GCNConv", graph, inputs, false,
+                    forward->results, "GCNConv", kLongRowTolerance);
+
+  Call trainCall(*train, graph), backwardCall(*backward, graph);
+  std::vector<Array> saved;
+  ASSERT_TRUE(trainCall.run(inputs, true, 0, saved));
+  Array cotangent = randomArray(trainCall.resultShapes[0], rng);
+  std::vector<Array> backwardInputs, grads;
+  ASSERT_TRUE(backwardArguments(*train, *backward, inputs, saved, cotangent,
+                                backwardInputs));
+  gnnc_emu_take_launches();
+  ASSERT_TRUE(backwardCall.run(backwardInputs, true, 0, grads));
+  std::vector<std::string> bySource;
+  for (const std::string &name : gnnc_emu_take_launches())
+    if (name.find("backward_aggregate") != std::string::npos)
+      bySource.push_back(name);
+  ASSERT_EQ(bySource.size(), 1u) << llvm::join(bySource, ", ");
+  EXPECT_EQ(gnnc_emu_last_blocks(bySource[0]), 2);
+  expectInterpreter(grads, *trainingIR, "GCNConv.backward", graph,
+                    backwardInputs, true, backward->results, "GCNConv.backward",
                     kGradientTolerance);
 }
 #endif

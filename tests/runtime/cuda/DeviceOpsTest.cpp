@@ -381,6 +381,17 @@ TEST(CudaDeviceOps, GraphOps) {
                        order.size() * sizeof(int32_t), cudaMemcpyDeviceToHost),
             cudaSuccess);
   EXPECT_EQ(order, rt::cuda::detail::degreeOrder(g.inPtr()));
+  // The long rows the launchers read, counted here from the degrees.
+  for (int k = 0; k < 12; ++k) {
+    int64_t in = 0, out = 0;
+    for (int64_t v = 0; v < g.numDst(); ++v)
+      in += g.inPtr()[v + 1] - g.inPtr()[v] > (int64_t{1} << k);
+    for (int64_t u = 0; u < g.numSrc(); ++u)
+      out += g.outPtr()[u + 1] - g.outPtr()[u] > (int64_t{1} << k);
+    EXPECT_EQ(dg.byDst().rowsLongerThan(k), in) << "k = " << k;
+    EXPECT_EQ(dg.bySrc().rowsLongerThan(k), out) << "k = " << k;
+  }
+  EXPECT_GT(dg.byDst().rowsLongerThan(0), 0);
   const int64_t row = 5, e = g.numEdges();
   std::vector<float> edges = randomVector(e * row, rng);
   std::vector<float> verts = randomVector(g.numDst() * row, rng);

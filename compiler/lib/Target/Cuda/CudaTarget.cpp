@@ -131,6 +131,7 @@ private:
   LogicalResult printLoopsFrom(const NestPlan &nest, unsigned from,
                                Block *&body);
   LogicalResult printEdges(gnnk::ForEdgesOp loop);
+  void printSplitMerge();
   void printAlloca(memref::AllocaOp alloca);
 
   // Shared-memory hazards between statements.
@@ -800,8 +801,19 @@ LogicalResult KernelPrinter::printEdges(gnnk::ForEdgesOp loop) {
   std::string v = expr(loop.getVertex()).text;
   bool needU = !loop.getNeighbour().use_empty();
   bool needE = !loop.getEdge().use_empty();
-  w->line("const int64_t begin = g.ptr[" + v + "], end = g.ptr[" + v +
-          " + 1];");
+  bool split = plan.splitAbove > 0;
+  w->line(std::string(split ? "int64_t" : "const int64_t") + " begin = g.ptr[" +
+          v + "], end = g.ptr[" + v + " + 1];");
+  if (split) {
+    w->line("if (split) { // this group's share of the edges of a long row");
+    w->indent();
+    w->line("const int64_t share = (end - begin + kGroups - 1) / kGroups;");
+    w->line("begin = begin + share * group < end ? begin + share * group : "
+            "end;");
+    w->line("end = begin + share < end ? begin + share : end;");
+    w->dedent();
+    w->line("}");
+  }
   // Unrolled by rt::cuda::kEdgeUnroll (Kernel.cuh): without it, a lane
   // group waits for each edge's gathered row before it asks for the next
   // one's, and a long row (a hub of a power-law graph) leaves the kernel
@@ -852,6 +864,8 @@ LogicalResult KernelPrinter::printEdges(gnnk::ForEdgesOp loop) {
   w->dedent();
   w->setSource(primaryLoc(loop.getLoc()).toLine());
   w->line("}");
+  if (split)
+    printSplitMerge();
   pendingReads = beforeReads;
   pendingWrites = beforeWrites;
   if (shared) {
@@ -859,6 +873,60 @@ LogicalResult KernelPrinter::printEdges(gnnk::ForEdgesOp loop) {
     pendingWrites.clear();
   }
   return success();
+}
+
+/// After the edge loop of a kernel that splits long rows: the groups of a
+/// block that shared one row add their accumulators in group order, through
+/// the block's exchange row, and group 0 finishes the row.
+void KernelPrinter::printSplitMerge() {
+  usesLane = true;
+  // Every lane keeps the values it holds at its own slots.
+  struct Slot {
+    std::string name;
+    int64_t units, offset;
+  };
+  SmallVector<Slot> slots;
+  int64_t offset = 0;
+  for (Value v : plan.splitState) {
+    const ArrayPlan &a = plan.arrays.find(v)->second;
+    int64_t units = a.kind == ArrayKind::Lane ? a.units : a.numElements;
+    slots.push_back({arrayNames.lookup(v), units, offset});
+    offset += units * plan.lanes;
+  }
+  auto each = [&](const std::string &row, bool save) {
+    for (const Slot &slot : slots) {
+      std::string at = "split_state[" + row + "][" +
+                       (slot.offset ? std::to_string(slot.offset) + " + " : "");
+      if (slot.units == 1) {
+        at += "lane]";
+        w->line(save ? at + " = " + slot.name + ";"
+                     : slot.name + " = " + slot.name + " + " + at + ";");
+        continue;
+      }
+      at += "s * kLanes + lane]";
+      w->line("for (int s = 0; s < " + std::to_string(slot.units) + "; ++s)");
+      w->indent();
+      std::string mine = slot.name + "[s]";
+      w->line(save ? at + " = " + mine + ";"
+                   : mine + " = " + mine + " + " + at + ";");
+      w->dedent();
+    }
+  };
+  w->line("if (split) { // the groups' sums, added in group order");
+  w->indent();
+  each("group", true);
+  w->line("__syncthreads();");
+  w->line("if (group != 0)");
+  w->indent();
+  w->line("return;");
+  w->dedent();
+  w->line("for (int other = 1; other < kGroups; ++other) {");
+  w->indent();
+  each("other", false);
+  w->dedent();
+  w->line("}");
+  w->dedent();
+  w->line("}");
 }
 
 LogicalResult KernelPrinter::print() {
@@ -877,17 +945,20 @@ LogicalResult KernelPrinter::print() {
   info.side = vertices.getBy();
   names[entry.getArgument(0)] = "g";
   for (StringRef reserved :
-       {"g",        "v",         "lane",     "group",    "row",     "mask",
-        "c",        "s",         "key",      "begin",    "end",     "base",
-        "mine",     "lane_u",    "lane_e",   "count",    "t",       "at",
-        "u",        "k0",        "e",        "training", "seed",    "kLanes",
-        "kGroups",  "i",         "j",        "k",        "l",       "rt",
-        "stream",   "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
-        "INFINITY", "NAN",       "exp",      "expf",     "log",     "logf",
-        "sqrt",     "sqrtf",     "fabs",     "fabsf",    "tanh",    "tanhf",
-        "erf",      "erff",      "pow",      "powf",     "sin",     "sinf",
-        "cos",      "cosf",      "floor",    "floorf",   "ceil",    "ceilf",
-        "fmod",     "fmodf",     "min",      "max"})
+       {"g",        "v",         "lane",       "group",       "row",
+        "mask",     "c",         "s",          "key",         "begin",
+        "end",      "base",      "mine",       "lane_u",      "lane_e",
+        "count",    "t",         "at",         "u",           "k0",
+        "e",        "training",  "seed",       "kLanes",      "kGroups",
+        "i",        "j",         "k",          "l",           "rt",
+        "stream",   "threadIdx", "blockIdx",   "blockDim",    "gridDim",
+        "warpSize", "INFINITY",  "NAN",        "exp",         "expf",
+        "log",      "logf",      "sqrt",       "sqrtf",       "fabs",
+        "fabsf",    "tanh",      "tanhf",      "erf",         "erff",
+        "pow",      "powf",      "sin",        "sinf",        "cos",
+        "cosf",     "floor",     "floorf",     "ceil",        "ceilf",
+        "fmod",     "fmodf",     "min",        "max",         "split",
+        "share",    "other",     "split_rows", "split_state", "block"})
     namer.reserve(reserved);
   for (unsigned i = 1; i < entry.getNumArguments(); ++i) {
     std::string base = i - 1 < info.argNames.size() ? info.argNames[i - 1]
@@ -939,6 +1010,8 @@ LogicalResult KernelPrinter::print() {
     params.push_back("bool training");
     params.push_back("uint64_t seed");
   }
+  if (kp.splitAbove)
+    params.push_back("const int64_t split_rows");
 
   w->setSource(home);
   w->beginKernel();
@@ -951,7 +1024,12 @@ LogicalResult KernelPrinter::print() {
           (kp.lanes == 1
                ? std::string("one thread")
                : "a group of " + std::to_string(kp.lanes) + " lanes") +
-          " per row, " + std::to_string(kp.groups) + " rows per block.");
+          " per row, " + std::to_string(kp.groups) + " rows per block" +
+          (kp.splitAbove
+               ? "; the first split_rows rows (more than " +
+                     std::to_string(kp.splitAbove) + " edges) a block each"
+               : std::string()) +
+          ".");
   if (!kp.keyShape.empty()) {
     std::string shapeText;
     for (auto [i, d] : llvm::enumerate(kp.keyShape))
@@ -988,11 +1066,21 @@ LogicalResult KernelPrinter::print() {
               inner.arrayNames.lookup(value) + "_rows[kGroups][" +
               std::to_string(a.numElements) + "];");
     }
+  if (kp.splitAbove)
+    w->line("__shared__ float split_state[kGroups][" +
+            std::to_string(kp.splitFloats()) + "];");
   w->line("const int group = static_cast<int>(threadIdx.x) / kLanes;");
   if (inner.usesLane)
     w->line("const int lane = static_cast<int>(threadIdx.x) % kLanes;");
-  w->line("const int64_t row = static_cast<int64_t>(blockIdx.x) * kGroups + "
-          "group;");
+  if (kp.splitAbove) {
+    w->line("const int64_t block = static_cast<int64_t>(blockIdx.x);");
+    w->line("const bool split = block < split_rows;");
+    w->line("const int64_t row = split ? block : split_rows + (block - "
+            "split_rows) * kGroups + group;");
+  } else {
+    w->line("const int64_t row = static_cast<int64_t>(blockIdx.x) * kGroups + "
+            "group;");
+  }
   w->line("if (row >= g.count)");
   w->indent();
   w->line("return;");
@@ -1043,9 +1131,19 @@ LogicalResult KernelPrinter::print() {
             std::to_string(4 * kp.vec) + ", {" + llvm::join(pointers, ", ") +
             "}));");
   }
+  std::string blocks =
+      "rt::cuda::blocksFor(g.count, " + std::to_string(kp.groups) + ")";
+  if (kp.splitAbove) {
+    w->line("// Rows of more than " + std::to_string(kp.splitAbove) +
+            " edges run on a block each.");
+    w->line("const int64_t split_rows = rt::cuda::splitRows(g, " +
+            std::to_string(llvm::Log2_64(kp.splitAbove)) + ");");
+    blocks = "split_rows + rt::cuda::blocksFor(g.count - split_rows, " +
+             std::to_string(kp.groups) + ")";
+    args.push_back("split_rows");
+  }
   w->line("return rt::cuda::launch(" + cString(info.symbol) + ", " +
-          kernelName + ", rt::cuda::blocksFor(g.count, " +
-          std::to_string(kp.groups) + "), " + std::to_string(kp.threads) +
+          kernelName + ", " + blocks + ", " + std::to_string(kp.threads) +
           ", stream, " + llvm::join(args, ", ") + ");");
   w->dedent();
   w->line("}");

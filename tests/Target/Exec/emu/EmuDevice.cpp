@@ -37,6 +37,8 @@ namespace {
 struct GraphStorage {
   detail::HostLayout layout;
   std::vector<int32_t> inOrder, outOrder;
+  int64_t inOver[KernelGraph::kRowsOverSize] = {};
+  int64_t outOver[KernelGraph::kRowsOverSize] = {};
   Graph host;
 };
 
@@ -88,10 +90,12 @@ Status DeviceGraph::upload(const Graph &g, cudaStream_t stream,
   storage->outOrder = detail::degreeOrder(storage->layout.outPtr);
   storage->host = g;
   const detail::HostLayout &l = storage->layout;
-  KernelGraph in{l.inPtr.data(), l.inSrc.data(), l.inEdge.data(),
-                 storage->inOrder.data(), g.numDst()};
-  KernelGraph out2{l.outPtr.data(), l.outDst.data(), l.outEdge.data(),
-                   storage->outOrder.data(), g.numSrc()};
+  detail::rowsOverInto(l.inPtr, storage->inOver);
+  detail::rowsOverInto(l.outPtr, storage->outOver);
+  KernelGraph in{l.inPtr.data(),          l.inSrc.data(), l.inEdge.data(),
+                 storage->inOrder.data(), g.numDst(),     storage->inOver};
+  KernelGraph out2{l.outPtr.data(),          l.outDst.data(), l.outEdge.data(),
+                   storage->outOrder.data(), g.numSrc(),      storage->outOver};
   DeviceGraph d;
   detail::DeviceGraphBuilder::set(d, storage, g.numSrc(), g.numDst(),
                                   g.numEdges(), in, out2, l.edgeSrc.data(),
@@ -117,6 +121,8 @@ Status DeviceGraph::assign(const Graph &g, cudaStream_t stream) {
   detail::narrowInto(g.edgeDst(), l.edgeDst.data());
   detail::degreeOrderInto(l.inPtr, storage.inOrder.data());
   detail::degreeOrderInto(l.outPtr, storage.outOrder.data());
+  detail::rowsOverInto(l.inPtr, storage.inOver);
+  detail::rowsOverInto(l.outPtr, storage.outOver);
   storage.host = g;
   return Status::success();
 }

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <new>
 #include <thread>
@@ -48,6 +49,7 @@ struct Fiber {
   bool done = false;
   bool runnable = true;
   unsigned waitingMask = 0; // the mask of the barrier it waits at
+  bool atBlockBarrier = false; // waits at __syncthreads
 };
 
 struct Warp {
@@ -123,6 +125,27 @@ void tryRelease(unsigned warpBase, unsigned mask) {
   }
 }
 
+/// Releases the block's barrier (__syncthreads) when every thread that
+/// has not returned waits at it.
+void tryReleaseBlock() {
+  std::vector<Fiber> &fibers = *active->fibers;
+  bool waiting = false;
+  for (Fiber &f : fibers) {
+    if (f.done)
+      continue;
+    if (!f.atBlockBarrier)
+      return;
+    waiting = true;
+  }
+  if (!waiting)
+    return;
+  for (Fiber &f : fibers)
+    if (!f.done) {
+      f.atBlockBarrier = false;
+      f.runnable = true;
+    }
+}
+
 void trampoline() {
 #ifdef GNNC_EMU_ASAN
   __sanitizer_finish_switch_fiber(nullptr, &active->mainStack,
@@ -135,8 +158,9 @@ void trampoline() {
   unsigned base = threadIndex(f) / 32 * 32;
   std::vector<Fiber> &fibers = *active->fibers;
   for (unsigned t = base; t < base + 32 && t < fibers.size(); ++t)
-    if (!fibers[t].done && !fibers[t].runnable)
+    if (!fibers[t].done && !fibers[t].runnable && !fibers[t].atBlockBarrier)
       tryRelease(base, fibers[t].waitingMask);
+  tryReleaseBlock();
 #ifdef GNNC_EMU_ASAN
   __sanitizer_start_switch_fiber(nullptr, active->mainStack,
                                  active->mainStackSize);
@@ -151,6 +175,7 @@ __attribute__((noinline)) void start(Fiber &f, unsigned t) {
   f.done = false;
   f.runnable = true;
   f.waitingMask = 0;
+  f.atBlockBarrier = false;
   if (f.stack.size() < kStackBytes)
     f.stack.resize(kStackBytes);
   getcontext(&f.context);
@@ -206,6 +231,15 @@ void syncwarp(unsigned mask) {
   f.runnable = false;
   f.waitingMask = mask;
   tryRelease(threadIndex(f) / 32 * 32, mask);
+  if (!f.runnable)
+    yieldToScheduler();
+}
+
+void syncthreads() {
+  Fiber &f = current();
+  f.runnable = false;
+  f.atBlockBarrier = true;
+  tryReleaseBlock();
   if (!f.runnable)
     yieldToScheduler();
 }
@@ -281,7 +315,9 @@ void gnnc_emu_launch(unsigned blocks, unsigned threads,
                      b);
         for (unsigned t = 0; t < threads; ++t)
           if (!fibers[t].done)
-            std::fprintf(stderr, "  thread %u waits at mask 0x%08x\n", t,
+            std::fprintf(stderr, "  thread %u waits at %s 0x%08x\n", t,
+                         fibers[t].atBlockBarrier ? "__syncthreads, mask"
+                                                  : "mask",
                          fibers[t].waitingMask);
         std::abort();
       }
@@ -295,11 +331,19 @@ void gnnc_emu_launch(unsigned blocks, unsigned threads,
 namespace {
 std::mutex launchNamesLock;
 std::vector<std::string> launchNames;
+std::map<std::string, int64_t> lastBlocks;
 } // namespace
 
-void gnnc_emu_note_launch(const char *name) {
+void gnnc_emu_note_launch(const char *name, int64_t blocks) {
   std::lock_guard<std::mutex> guard(launchNamesLock);
   launchNames.emplace_back(name);
+  lastBlocks[name] = blocks;
+}
+
+int64_t gnnc_emu_last_blocks(const std::string &name) {
+  std::lock_guard<std::mutex> guard(launchNamesLock);
+  auto it = lastBlocks.find(name);
+  return it == lastBlocks.end() ? -1 : it->second;
 }
 
 std::vector<std::string> gnnc_emu_take_launches() {

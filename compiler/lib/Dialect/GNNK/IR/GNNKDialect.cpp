@@ -83,9 +83,12 @@ static LogicalResult verifyGpuMapping(Operation *op, Attribute value) {
            << kGpuMappingAttrName
            << "' must be a dictionary {mapping, schedule: strings; keys: "
               "array<i64>; lanes, vector, chunks, rows_per_block, "
-              "shared_bytes: integers; scratch, nests: arrays of strings}";
+              "shared_bytes: integers; scratch, nests: arrays of strings; "
+              "optional split_above: integer}";
   };
-  if (!dict || dict.size() != 10)
+  bool split = dict && dict.get("split_above");
+  if (!dict || dict.size() != (split ? 11u : 10u) ||
+      (split && !dict.getAs<IntegerAttr>("split_above")))
     return expect();
   for (StringRef name : {"mapping", "schedule"})
     if (!dict.getAs<StringAttr>(name))

@@ -7,7 +7,7 @@
 //   func.func @GAT.conv1.aggregate0(...) attributes {gnnk.gpu = {   (abridged)
 //       mapping = "group-per-vertex", schedule = "descending-degree",
 //       keys = array<i64: 8, 8>, lanes = 16, vector = 4, chunks = 1,
-//       rows_per_block = 16, shared_bytes = 0,
+//       rows_per_block = 16, shared_bytes = 0, split_above = 512,
 //       scratch = ["lane", ..., "replicated", ...],
 //       nests = ["expanded", ...]}, gnnk.kernel = {...}}
 //
@@ -22,8 +22,10 @@
 #include "gnnc/Dialect/GNNK/Transforms/GpuMapping.h"
 #include "gnnc/Dialect/GNNK/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
 namespace gnnc::gnnk {
@@ -593,13 +595,129 @@ StringRef mappingName(int64_t lanes) {
   return "group-per-vertex";
 }
 
+/// Whether `store` adds to what its own address holds:
+/// `store (addf (load A[i]) x) A[i]` (either operand order).
+bool isAccumulation(memref::StoreOp store) {
+  auto add = store.getValue().getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  for (Value operand : add->getOperands())
+    if (auto load = operand.getDefiningOp<memref::LoadOp>())
+      if (load.getMemRef() == store.getMemRef() &&
+          load.getIndices() == store.getIndices())
+        return true;
+  return false;
+}
+
+bool isZero(Value v) {
+  auto c = v.getDefiningOp<arith::ConstantOp>();
+  auto f = c ? dyn_cast<FloatAttr>(c.getValue()) : FloatAttr();
+  return f && f.getValue().isZero();
+}
+
+/// Decides whether long rows of `kernel` may be split over a block
+/// (KernelPlan::splitAbove): one edge loop directly in the vertex loop, no
+/// output written before it, and every scratch row that the loop writes
+/// and the code after it reads an f32 register row that starts at 0 and
+/// that the loop only adds to. Sums and means qualify; a maximum, a
+/// softmax (their first-edge flag and running maxima) do not.
+void planSplit(func::FuncOp kernel, KernelPlan &plan) {
+  plan.splitAbove = 0;
+  plan.splitState.clear();
+  ForVerticesOp vertices;
+  for (Operation &op : kernel.getBody().front())
+    if (auto loop = dyn_cast<ForVerticesOp>(op))
+      vertices = loop;
+  if (!vertices)
+    return;
+  Block &body = *vertices.getBodyBlock();
+  ForEdgesOp edges;
+  unsigned loops = 0;
+  vertices.walk([&](ForEdgesOp loop) {
+    ++loops;
+    edges = loop;
+  });
+  if (loops != 1 || edges->getBlock() != &body)
+    return;
+  // Scratch rows written before, in and after the loop, and read after it.
+  DenseSet<Value> writtenIn, readAfter, writtenAfter;
+  DenseMap<Value, SmallVector<memref::StoreOp>> storesBefore, storesIn;
+  bool before = true, outputBefore = false;
+  for (Operation &op : body) {
+    if (&op == edges.getOperation()) {
+      before = false;
+      op.walk([&](memref::StoreOp store) {
+        Value root = rootOf(store.getMemRef());
+        writtenIn.insert(root);
+        storesIn[root].push_back(store);
+      });
+      continue;
+    }
+    op.walk([&](Operation *inner) {
+      if (auto store = dyn_cast<memref::StoreOp>(inner)) {
+        Value root = rootOf(store.getMemRef());
+        bool scratch = plan.arrays.count(root);
+        if (before) {
+          outputBefore |= !scratch;
+          storesBefore[root].push_back(store);
+        } else {
+          writtenAfter.insert(root);
+        }
+      } else if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+        if (!before)
+          readAfter.insert(rootOf(load.getMemRef()));
+      }
+    });
+  }
+  if (outputBefore)
+    return;
+  SmallVector<Value, 2> state;
+  for (auto &[value, a] : plan.arrays) {
+    if (!writtenIn.count(value) || !readAfter.count(value))
+      continue;
+    if (a.viewed || a.kind == ArrayKind::Shared || !a.elementType.isF32() ||
+        value != rootOf(value))
+      return;
+    for (memref::StoreOp store : storesIn[value])
+      if (store.getMemRef() != value || !isAccumulation(store))
+        return;
+    auto init = storesBefore.find(value);
+    if (init == storesBefore.end())
+      return;
+    for (memref::StoreOp store : init->second)
+      if (store.getMemRef() != value || !isZero(store.getValue()))
+        return;
+    state.push_back(value);
+  }
+  if (state.empty())
+    return;
+  plan.splitState = std::move(state);
+  // The groups of a block exchange their accumulators in shared memory.
+  if ((plan.sharedBytes + 4 * plan.splitFloats()) * plan.groups >
+      kSharedBytesPerBlock) {
+    plan.splitState.clear();
+    return;
+  }
+  plan.splitAbove = pow2Ceil(kSplitEdgesPerThread * plan.threads);
+}
+
 } // namespace
+
+int64_t KernelPlan::splitFloats() const {
+  int64_t floats = 0;
+  for (Value v : splitState) {
+    const ArrayPlan &a = arrays.find(v)->second;
+    floats += (a.kind == ArrayKind::Lane ? a.units : a.numElements) * lanes;
+  }
+  return floats;
+}
 
 LogicalResult gpu::planKernel(func::FuncOp kernel, KernelPlan &plan) {
   KernelAnalysis analysis(kernel, plan);
-  if (failed(analysis.structure()))
+  if (failed(analysis.structure()) || failed(analysis.run()))
     return failure();
-  return analysis.run();
+  planSplit(kernel, plan);
+  return success();
 }
 
 void gpu::recordPlan(func::FuncOp kernel, const KernelPlan &plan) {
@@ -622,6 +740,7 @@ void gpu::recordPlan(func::FuncOp kernel, const KernelPlan &plan) {
       b.getNamedAttr("chunks", b.getI64IntegerAttr(plan.chunks)),
       b.getNamedAttr("rows_per_block", b.getI64IntegerAttr(plan.groups)),
       b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(plan.sharedBytes)),
+      b.getNamedAttr("split_above", b.getI64IntegerAttr(plan.splitAbove)),
       b.getNamedAttr("scratch", b.getArrayAttr(scratch)),
       b.getNamedAttr("nests", b.getArrayAttr(nests))};
   kernel->setAttr(kGpuMappingAttrName, b.getDictionaryAttr(entries));
@@ -751,6 +870,19 @@ LogicalResult gpu::readPlan(func::FuncOp kernel, KernelPlan &plan) {
     return fail() << "needs " << plan.sharedBytes * plan.groups
                   << " bytes of shared memory per block; at most "
                   << kSharedBytesPerBlock;
+  // Absent in kernel IR written before rows were split: no split.
+  int64_t splitAbove = dict.get("split_above") ? number("split_above") : 0;
+  planSplit(kernel, plan);
+  if (splitAbove != 0 && splitAbove != plan.splitAbove) {
+    if (!plan.splitAbove)
+      return fail() << "split_above must be 0: the kernel cannot split rows "
+                       "(its edge loop does more than add to register rows "
+                       "that start at 0)";
+    return fail() << "split_above must be 0 or " << plan.splitAbove;
+  }
+  plan.splitAbove = splitAbove;
+  if (!splitAbove)
+    plan.splitState.clear();
   return success();
 }
 

@@ -59,6 +59,8 @@ const dim3 &currentGridDim();
 /// Waits until every thread of `mask` in the calling thread's warp (that has
 /// not exited) waits with the same mask.
 void syncwarp(unsigned mask);
+/// Waits until every thread of the block that has not exited waits here.
+void syncthreads();
 /// Exchanges 64 bits through the warp: every thread of `mask` publishes
 /// `value` and receives the value of lane `source` of its `width`-lane
 /// section.
@@ -73,6 +75,7 @@ uint64_t shuffle(unsigned mask, uint64_t value, int source, int width);
 inline void __syncwarp(unsigned mask = 0xffffffffu) {
   gnnc_emu::syncwarp(mask);
 }
+inline void __syncthreads() { gnnc_emu::syncthreads(); }
 
 template <typename T>
 T __shfl_sync(unsigned mask, T value, int source, int width = 32) {
@@ -98,7 +101,9 @@ cudaError_t gnnc_emu_launch(unsigned blocks, unsigned threads,
 /// The names of the kernels rt::cuda::launch has launched (or recorded into
 /// a capture) since the last call, in order; tests count passes over the
 /// edges with it. Every thread's launches, under a lock.
-void gnnc_emu_note_launch(const char *name);
+void gnnc_emu_note_launch(const char *name, int64_t blocks);
 std::vector<std::string> gnnc_emu_take_launches();
+/// The blocks of the last launch of `name` (-1: none since the start).
+int64_t gnnc_emu_last_blocks(const std::string &name);
 
 #endif // GNNC_TESTS_CUDA_EMU_CUDA_RUNTIME_H

@@ -100,6 +100,15 @@ struct KernelPlan {
   /// Kernel arguments accessed as vectors (they must be aligned).
   llvm::SetVector<mlir::Value> vectorArgs;
   bool usesShuffles = false;
+  /// Rows with more than `splitAbove` edges (a power of two; 0: none) run
+  /// on a whole block: each group folds an equal share of the edges into
+  /// its own accumulators, which the block adds up in group order before
+  /// group 0 finishes the row. `splitState` are those accumulators (scratch
+  /// rows in registers that the edge loop only adds to, from 0).
+  int64_t splitAbove = 0;
+  llvm::SmallVector<mlir::Value, 2> splitState;
+  /// Floats of one group's accumulators in the block's exchange row.
+  int64_t splitFloats() const;
 
   bool isPrefixOfKeys(llvm::ArrayRef<int64_t> shape) const {
     return shape.size() <= keyShape.size() &&
@@ -117,6 +126,10 @@ constexpr int64_t kMaxLaneRegisters = 160;
 /// Shared memory of one block (the default limit without opt-in).
 constexpr int64_t kSharedBytesPerBlock = 48 * 1024;
 constexpr int64_t kBlockThreads = 256;
+
+/// Rows longer than this many threads of the block (times the block's
+/// threads, rounded up to a power of two) are split over the block.
+constexpr int64_t kSplitEdgesPerThread = 2;
 
 /// The only row order the CUDA printer implements: rows in descending
 /// degree order.

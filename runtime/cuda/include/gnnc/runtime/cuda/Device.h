@@ -78,12 +78,26 @@ Status deviceCount(int &count);
 /// at the other end) and eid (the original edge id), in the order of the
 /// host graph; `order` lists the rows by descending degree (equal degrees
 /// by increasing id). Passed to kernels by value.
+///
+/// `rowsOver` is host memory, for launchers: rowsOver[k] rows have more
+/// than 2^k edges (k < kRowsOverSize), so they are the first rowsOver[k]
+/// entries of `order`. Null for a layout without it (no row counts as
+/// long).
 struct KernelGraph {
+  static constexpr int kRowsOverSize = 32;
   const int64_t *ptr = nullptr;
   const int32_t *nbr = nullptr;
   const int32_t *eid = nullptr;
   const int32_t *order = nullptr;
   int64_t count = 0;
+  const int64_t *rowsOver = nullptr;
+
+  /// The rows with more than 2^log2Edges edges (0 without rowsOver).
+  int64_t rowsLongerThan(int log2Edges) const {
+    return rowsOver && log2Edges >= 0 && log2Edges < kRowsOverSize
+               ? rowsOver[log2Edges]
+               : 0;
+  }
 };
 
 /// A graph on the device: the CSR by destination and the CSC by source of an

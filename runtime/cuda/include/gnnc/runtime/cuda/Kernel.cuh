@@ -35,10 +35,25 @@
 #define GNNC_EDGE_UNROLL 4
 #endif
 
+/// Whether the kernels that can (gnnk.gpu's split_above) run each long row
+/// on a block of its own, its edges shared by the block's groups
+/// (docs/architecture.md, "Long rows"). Compile with -DGNNC_SPLIT_ROWS=0 for
+/// one group per row, to compare.
+#ifndef GNNC_SPLIT_ROWS
+#define GNNC_SPLIT_ROWS 1
+#endif
+
 namespace gnnc::rt::cuda {
 
 static_assert(GNNC_EDGE_UNROLL >= 1, "GNNC_EDGE_UNROLL must be at least 1");
 inline constexpr int kEdgeUnroll = GNNC_EDGE_UNROLL;
+inline constexpr bool kSplitRows = GNNC_SPLIT_ROWS != 0;
+
+/// The rows of `g` that a kernel splitting rows of more than 2^log2Edges
+/// edges runs on a block each: the first splitRows(g, k) rows of g.order.
+inline int64_t splitRows(const KernelGraph &g, int log2Edges) {
+  return kSplitRows ? g.rowsLongerThan(log2Edges) : 0;
+}
 
 /// Threads per block of the generated kernels (fewer when a kernel's
 /// shared scratch rows allow fewer vertex groups per block).
@@ -101,7 +116,7 @@ Status launch(const char *name, void (*kernel)(Params...), int64_t blocks,
 #ifdef GNNC_CUDA_EMULATION
   // The arguments by value, as a launch takes them: a launch on a capturing
   // stream runs when the graph is replayed.
-  gnnc_emu_note_launch(name);
+  gnnc_emu_note_launch(name, blocks);
   return toStatus(gnnc_emu_launch(static_cast<unsigned>(blocks),
                                   static_cast<unsigned>(threads), stream,
                                   [kernel, args...] { kernel(args...); }),
