@@ -332,3 +332,24 @@ func.func @launch_graph_result(%g: !gnn.graph<graph>) {
   %r = gnnk.launch @k(%g) : (!gnn.graph<graph>) -> !gnnk.graph
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// gnnk.fold
+//===----------------------------------------------------------------------===//
+
+func.func @fold_unknown_kind(%g: !gnnk.graph) {
+  gnnk.for_vertices %v in %g by dst {
+    // expected-error@+1 {{'gnnk.fold' must be {kind = "sum" | "max" | "min" | "first" | "online_max" | "online_sum" | "online_acc", reduction = N} on a memref.alloca}}
+    %a = memref.alloca() {gnnk.fold = {kind = "product", reduction = 0 : i64}} : memref<8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @fold_on_a_function() attributes {gnnk.fold = {kind = "sum", reduction = 0 : i64}} {
+  // expected-error@-1 {{'gnnk.fold' must be {kind = "sum" | "max" | "min" | "first" | "online_max" | "online_sum" | "online_acc", reduction = N} on a memref.alloca}}
+  return
+}

@@ -8,7 +8,7 @@
 // vertex; the accumulator is in its registers, all three nests run over
 // its keys.
 // CHECK-LABEL: func.func @sum2(
-// CHECK-SAME: gnnk.gpu = {chunks = 1 : i64, keys = array<i64: 2>, lanes = 1 : i64, mapping = "thread-per-vertex", nests = ["expanded", "expanded", "expanded"], rows_per_block = 256 : i64, schedule = "descending-degree", scratch = ["lane"], shared_bytes = 0 : i64, split_above = 512 : i64, vector = 2 : i64}
+// CHECK-SAME: gnnk.gpu = {chunks = 1 : i64, keys = array<i64: 2>, lanes = 1 : i64, mapping = "thread-per-vertex", nests = ["expanded", "expanded", "expanded"], rows_per_block = 256 : i64, schedule = "descending-degree", scratch = ["lane"], shared_bytes = 0 : i64, split_above = 0 : i64, vector = 2 : i64}
 func.func @sum2(%g: !gnnk.graph, %x: memref<?x2xf32>, %out: memref<?x2xf32>)
     attributes {gnnk.kernel = {num_outputs = 1 : i64}} {
   %c0 = arith.constant 0 : index

@@ -566,6 +566,32 @@ TEST(LongRows, SplitOverABlock) {
                     backwardInputs, true, backward->results, "GCNConv.backward",
                     kGradientTolerance);
 }
+
+/// The online softmax splits too: GATConv's aggregation (2 heads of 3
+/// features on 4-lane groups, 64 per block) runs the 2 long rows on a block
+/// each before 1 block for the other 43, merging the groups' running maxima,
+/// sums and accumulators; in training, with attention dropout.
+TEST(LongRows, SoftmaxSplitsOverABlock) {
+  const CompiledModule *cm = findModule("small_gat_GATConv");
+  ASSERT_TRUE(cm);
+  const EntryInfo *forward = findEntry(*cm->info, "GATConv");
+  ASSERT_TRUE(forward);
+  const TestGraph graph = longRowsGraph();
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> unfused;
+  ASSERT_TRUE(compileReference(*cm->info, Stage::Unfused, context, unfused));
+  std::mt19937_64 rng(6);
+  Call call(*forward, graph);
+  std::vector<Array> inputs = call.randomInputs(rng);
+  for (bool training : {false, true}) {
+    SCOPED_TRACE(training ? "training" : "inference");
+    std::vector<Array> outputs;
+    ASSERT_TRUE(call.run(inputs, training, 0, outputs));
+    EXPECT_EQ(gnnc_emu_last_blocks("GATConv_aggregate0"), 3);
+    expectInterpreter(outputs, *unfused, "GATConv", graph, inputs, training,
+                      forward->results, "GATConv", kLongRowTolerance);
+  }
+}
 #endif
 
 //===----------------------------------------------------------------------===//

@@ -988,6 +988,28 @@ LogicalResult KernelBuilder::build() {
     initReduction(r);
     reductions.push_back(std::move(r));
   }
+  // What each accumulator holds (gnnk.fold), for printers that merge the
+  // states of parts of a row.
+  auto tag = [&](const Row &row, StringRef kind, int64_t reduction) {
+    row.buffer.getDefiningOp()->setAttr(
+        kFoldAttrName,
+        b.getDictionaryAttr(
+            {b.getNamedAttr("kind", b.getStringAttr(kind)),
+             b.getNamedAttr("reduction", b.getI64IntegerAttr(reduction))}));
+  };
+  for (auto [i, r] : llvm::enumerate(reductions)) {
+    if (r.kind == "sum" || r.kind == "mean")
+      tag(r.acc, "sum", i);
+    else if (r.kind == "max" || r.kind == "min")
+      tag(r.acc, r.kind, i);
+    else if (r.kind == "softmax_sum")
+      tag(r.acc, "online_acc", i);
+    if (r.kind == "softmax_sum" ||
+        (r.kind == "logsumexp" && r.sharedWith < 0)) {
+      tag(r.runMax, "online_max", i);
+      tag(r.runSum, "online_sum", i);
+    }
+  }
   for (Reduction &r : reductions)
     if (r.sharedWith >= 0) {
       r.runMax = reductions[r.sharedWith].runMax;
@@ -996,6 +1018,7 @@ LogicalResult KernelBuilder::build() {
   Row firstFlag;
   if (needFirst) {
     firstFlag = allocRow({}, b.getI1Type());
+    tag(firstFlag, "first", -1);
     store(boolConst(true), firstFlag, {});
   }
 

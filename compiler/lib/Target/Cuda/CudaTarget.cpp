@@ -132,6 +132,10 @@ private:
                                Block *&body);
   LogicalResult printEdges(gnnk::ForEdgesOp loop);
   void printSplitMerge();
+  void printOnlineMerge(
+      const KernelPlan::SplitPart &acc, const std::string &first,
+      llvm::function_ref<std::string(unsigned, const std::string &, bool)>
+          slot);
   void printAlloca(memref::AllocaOp alloca);
 
   // Shared-memory hazards between statements.
@@ -876,45 +880,69 @@ LogicalResult KernelPrinter::printEdges(gnnk::ForEdgesOp loop) {
 }
 
 /// After the edge loop of a kernel that splits long rows: the groups of a
-/// block that shared one row add their accumulators in group order, through
-/// the block's exchange row, and group 0 finishes the row.
+/// block that shared one row leave their reduction state in the block's
+/// exchange row, and group 0 merges the others' into its own in group order
+/// (sums added; maxima and minima compared as the edge loop compares; an
+/// online softmax's running sums and accumulators rescaled to the larger
+/// running maximum), then finishes the row. A group whose share had no edge
+/// still has its first-edge flag set and is skipped.
 void KernelPrinter::printSplitMerge() {
   usesLane = true;
-  // Every lane keeps the values it holds at its own slots.
-  struct Slot {
-    std::string name;
-    int64_t units, offset;
-  };
-  SmallVector<Slot> slots;
+  const KernelPlan &kp = plan;
+  // Every lane keeps the values it holds at its own slots: value u of part
+  // p at offset(p) + u * kLanes + lane.
+  SmallVector<int64_t> offsets;
   int64_t offset = 0;
-  for (Value v : plan.splitState) {
-    const ArrayPlan &a = plan.arrays.find(v)->second;
-    int64_t units = a.kind == ArrayKind::Lane ? a.units : a.numElements;
-    slots.push_back({arrayNames.lookup(v), units, offset});
-    offset += units * plan.lanes;
+  for (const KernelPlan::SplitPart &part : kp.splitState) {
+    offsets.push_back(offset);
+    offset += kp.splitUnits(part) * kp.lanes;
   }
-  auto each = [&](const std::string &row, bool save) {
-    for (const Slot &slot : slots) {
-      std::string at = "split_state[" + row + "][" +
-                       (slot.offset ? std::to_string(slot.offset) + " + " : "");
-      if (slot.units == 1) {
-        at += "lane]";
-        w->line(save ? at + " = " + slot.name + ";"
-                     : slot.name + " = " + slot.name + " + " + at + ";");
-        continue;
-      }
-      at += "s * kLanes + lane]";
-      w->line("for (int s = 0; s < " + std::to_string(slot.units) + "; ++s)");
-      w->indent();
-      std::string mine = slot.name + "[s]";
-      w->line(save ? at + " = " + mine + ";"
-                   : mine + " = " + mine + " + " + at + ";");
-      w->dedent();
-    }
+  auto slot = [&](unsigned p, const std::string &row, bool each) {
+    std::string at = "split_state[" + row + "][";
+    if (offsets[p])
+      at += std::to_string(offsets[p]) + " + ";
+    return at + (each ? "s * kLanes + lane]" : "lane]");
   };
-  w->line("if (split) { // the groups' sums, added in group order");
+  auto name = [&](unsigned p) {
+    return arrayNames.lookup(kp.splitState[p].array);
+  };
+  // `body(value, theirs)` per value of part p (`s` its index).
+  auto forValues =
+      [&](unsigned p,
+          llvm::function_ref<void(const std::string &, const std::string &)>
+              body) {
+        bool each = kp.splitUnits(kp.splitState[p]) > 1;
+        std::string mine = name(p) + (each ? "[s]" : "");
+        w->line(each ? "for (int s = 0; s < " +
+                           std::to_string(kp.splitUnits(kp.splitState[p])) +
+                           "; ++s) {"
+                     : std::string("{"));
+        w->indent();
+        body(mine, slot(p, "other", each));
+        w->dedent();
+        w->line("}");
+      };
+  int first = -1;
+  for (auto [p, part] : llvm::enumerate(kp.splitState))
+    if (part.kind == "first")
+      first = static_cast<int>(p);
+  std::string firstName = first >= 0 ? name(first) : "";
+
+  w->line("if (split) { // merge the groups' states in group order");
   w->indent();
-  each("group", true);
+  for (auto [p, part] : llvm::enumerate(kp.splitState)) {
+    bool each = kp.splitUnits(part) > 1;
+    std::string mine = name(p) + (each ? "[s]" : "");
+    std::string value = part.kind == "first" ? mine + " ? 1.0f : 0.0f" : mine;
+    if (each) {
+      w->line("for (int s = 0; s < " + std::to_string(kp.splitUnits(part)) +
+              "; ++s)");
+      w->indent();
+    }
+    w->line(slot(p, "group", each) + " = " + value + ";");
+    if (each)
+      w->dedent();
+  }
   w->line("__syncthreads();");
   w->line("if (group != 0)");
   w->indent();
@@ -922,11 +950,117 @@ void KernelPrinter::printSplitMerge() {
   w->dedent();
   w->line("for (int other = 1; other < kGroups; ++other) {");
   w->indent();
-  each("other", false);
+  for (auto [p, part] : llvm::enumerate(kp.splitState))
+    if (part.kind == "sum")
+      forValues(p, [&](const std::string &mine, const std::string &theirs) {
+        w->line(mine + " = " + mine + " + " + theirs + ";");
+      });
+  if (first >= 0) {
+    w->line("if (" + slot(first, "other", false) +
+            " == 0.0f) { // its share had edges");
+    w->indent();
+    for (auto [p, part] : llvm::enumerate(kp.splitState)) {
+      if (part.kind == "max" || part.kind == "min")
+        forValues(p, [&](const std::string &mine, const std::string &theirs) {
+          w->line("const float theirs = " + theirs + ";");
+          w->line("if (" + firstName + " || theirs " +
+                  (part.kind == "max" ? ">" : "<") + " " + mine + ")");
+          w->indent();
+          w->line(mine + " = theirs;");
+          w->dedent();
+        });
+      if (part.kind != "online_acc")
+        continue;
+      w->line("{");
+      w->indent();
+      printOnlineMerge(part, firstName,
+                       [&](unsigned q, const std::string &row, bool each) {
+                         return slot(q, row, each);
+                       });
+      w->dedent();
+      w->line("}");
+    }
+    w->line(firstName + " = false;");
+    w->dedent();
+    w->line("}");
+  }
   w->dedent();
   w->line("}");
   w->dedent();
   w->line("}");
+}
+
+/// Merges the other group's online softmax state of `acc`'s reduction into
+/// this group's (inside printSplitMerge's loop over the other groups).
+void KernelPrinter::printOnlineMerge(
+    const KernelPlan::SplitPart &acc, const std::string &first,
+    llvm::function_ref<std::string(unsigned, const std::string &, bool)> slot) {
+  const KernelPlan &kp = plan;
+  const KernelPlan::SplitPart &maxPart = kp.splitState[acc.maxPart];
+  const ArrayPlan &m = kp.arrays.find(maxPart.array)->second;
+  const ArrayPlan &a = kp.arrays.find(acc.array)->second;
+  int64_t logits = kp.splitUnits(maxPart);
+  bool each = logits > 1;
+  std::string maxName = arrayNames.lookup(maxPart.array);
+  std::string sumName = arrayNames.lookup(kp.splitState[acc.sumPart].array);
+  std::string ix = each ? "[s]" : "";
+  w->line("float rescale_mine" +
+          (each ? "[" + std::to_string(logits) + "]" : std::string()) +
+          ", rescale_theirs" +
+          (each ? "[" + std::to_string(logits) + "]" : std::string()) + ";");
+  if (each) {
+    w->line("for (int s = 0; s < " + std::to_string(logits) + "; ++s) {");
+    w->indent();
+  }
+  w->line("const float top_theirs = " + slot(acc.maxPart, "other", each) + ";");
+  w->line("const float top = " + first + " ? top_theirs : (" + maxName + ix +
+          " < top_theirs ? top_theirs : " + maxName + ix + ");");
+  w->line("const float ref = top == -INFINITY ? 0.0f : top;");
+  w->line("rescale_mine" + ix + " = expf((" + first +
+          " ? -INFINITY : " + maxName + ix + ") - ref);");
+  w->line("rescale_theirs" + ix + " = expf(top_theirs - ref);");
+  w->line(sumName + ix + " = " + sumName + ix + " * rescale_mine" + ix + " + " +
+          slot(acc.sumPart, "other", each) + " * rescale_theirs" + ix + ";");
+  w->line(maxName + ix + " = top;");
+  if (each) {
+    w->dedent();
+    w->line("}");
+  }
+  // The logit of each accumulator value.
+  std::string logit;
+  if (logits > 1) {
+    if (m.kind == ArrayKind::Replicated && a.kind == ArrayKind::Replicated) {
+      logit = "[s / " + std::to_string(a.numElements / m.numElements) + "]";
+    } else if (m.kind == ArrayKind::Replicated) {
+      // The element of the lane's key of value s.
+      usesKey0 = true;
+      std::string key = a.perChunk
+                            ? "k0 + s * " + std::to_string(kp.lanes * kp.vec)
+                            : "k0 + s / " + std::to_string(kp.vec) + " * " +
+                                  std::to_string(kp.lanes * kp.vec) +
+                                  " + s % " + std::to_string(kp.vec);
+      logit = "[(" + key + ") / " +
+              std::to_string(kp.strideAfter(m.norm.size())) + "]";
+    } else if (m.perChunk && !a.perChunk) {
+      logit = "[s / " + std::to_string(kp.vec) + "]";
+    } else {
+      logit = "[s]";
+    }
+  }
+  int64_t values = kp.splitUnits(acc);
+  std::string accName = arrayNames.lookup(acc.array);
+  std::string av = values > 1 ? "[s]" : "";
+  if (values > 1) {
+    w->line("for (int s = 0; s < " + std::to_string(values) + "; ++s)");
+    w->indent();
+  }
+  w->line(accName + av + " = " + accName + av + " * rescale_mine" + logit +
+          " + " +
+          slot(static_cast<unsigned>(&acc - kp.splitState.begin()), "other",
+               values > 1) +
+          " * rescale_theirs" + logit + ";");
+  if (values > 1)
+    w->dedent();
 }
 
 LogicalResult KernelPrinter::print() {
@@ -944,21 +1078,82 @@ LogicalResult KernelPrinter::print() {
       vertices = loop;
   info.side = vertices.getBy();
   names[entry.getArgument(0)] = "g";
-  for (StringRef reserved :
-       {"g",        "v",         "lane",       "group",       "row",
-        "mask",     "c",         "s",          "key",         "begin",
-        "end",      "base",      "mine",       "lane_u",      "lane_e",
-        "count",    "t",         "at",         "u",           "k0",
-        "e",        "training",  "seed",       "kLanes",      "kGroups",
-        "i",        "j",         "k",          "l",           "rt",
-        "stream",   "threadIdx", "blockIdx",   "blockDim",    "gridDim",
-        "warpSize", "INFINITY",  "NAN",        "exp",         "expf",
-        "log",      "logf",      "sqrt",       "sqrtf",       "fabs",
-        "fabsf",    "tanh",      "tanhf",      "erf",         "erff",
-        "pow",      "powf",      "sin",        "sinf",        "cos",
-        "cosf",     "floor",     "floorf",     "ceil",        "ceilf",
-        "fmod",     "fmodf",     "min",        "max",         "split",
-        "share",    "other",     "split_rows", "split_state", "block"})
+  for (StringRef reserved : {"g",
+                             "v",
+                             "lane",
+                             "group",
+                             "row",
+                             "mask",
+                             "c",
+                             "s",
+                             "key",
+                             "begin",
+                             "end",
+                             "base",
+                             "mine",
+                             "lane_u",
+                             "lane_e",
+                             "count",
+                             "t",
+                             "at",
+                             "u",
+                             "k0",
+                             "e",
+                             "training",
+                             "seed",
+                             "kLanes",
+                             "kGroups",
+                             "i",
+                             "j",
+                             "k",
+                             "l",
+                             "rt",
+                             "stream",
+                             "threadIdx",
+                             "blockIdx",
+                             "blockDim",
+                             "gridDim",
+                             "warpSize",
+                             "INFINITY",
+                             "NAN",
+                             "exp",
+                             "expf",
+                             "log",
+                             "logf",
+                             "sqrt",
+                             "sqrtf",
+                             "fabs",
+                             "fabsf",
+                             "tanh",
+                             "tanhf",
+                             "erf",
+                             "erff",
+                             "pow",
+                             "powf",
+                             "sin",
+                             "sinf",
+                             "cos",
+                             "cosf",
+                             "floor",
+                             "floorf",
+                             "ceil",
+                             "ceilf",
+                             "fmod",
+                             "fmodf",
+                             "min",
+                             "max",
+                             "split",
+                             "share",
+                             "other",
+                             "split_rows",
+                             "split_state",
+                             "block",
+                             "theirs",
+                             "top",
+                             "top_theirs",
+                             "ref",
+                             "rescale_mine",
+                             "rescale_theirs"})
     namer.reserve(reserved);
   for (unsigned i = 1; i < entry.getNumArguments(); ++i) {
     std::string base = i - 1 < info.argNames.size() ? info.argNames[i - 1]

@@ -22,8 +22,8 @@
 // CHECK-SAME: attributes {gnnk.kernel = {num_outputs = 4 : i64}}
 // CHECK: gnnk.for_vertices %[[V:.*]] in %[[G]] by dst {
 // Accumulators, the first-edge flag, then scratch rows.
-// CHECK-COUNT-4: memref.alloca() : memref<4xf32>
-// CHECK: %[[FIRST:.*]] = memref.alloca() : memref<i1>
+// CHECK-COUNT-4: memref.alloca() {gnnk.fold = {kind = "{{sum|max|min}}", reduction = {{[0-3]}} : i64}} : memref<4xf32>
+// CHECK: %[[FIRST:.*]] = memref.alloca() {gnnk.fold = {kind = "first", reduction = -1 : i64}} : memref<i1>
 // CHECK: memref.store %true, %[[FIRST]][]
 // CHECK: gnnk.for_edges %[[E:.*]], %[[U:.*]] in %[[G]] of %[[V]] by dst {
 // CHECK: memref.load %[[W]][%[[E]]] : memref<?xf32>
@@ -241,12 +241,12 @@ func.func @ops(%g: !gnn.graph<graph>, %x: !gnn.tensor<src, 2x3xf32>, %y: !gnn.te
 // CHECK: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK: gnnk.for_vertices %[[V:.*]] in %[[G]] by src {
 // The accumulator, running maximum and sum, this edge's scale and weight.
-// CHECK-NEXT: %[[ACC:.*]] = memref.alloca() : memref<2x3xf32>
-// CHECK-NEXT: %[[MAX:.*]] = memref.alloca() : memref<2x1xf32>
-// CHECK-NEXT: %[[SUM:.*]] = memref.alloca() : memref<2x1xf32>
+// CHECK-NEXT: %[[ACC:.*]] = memref.alloca() {gnnk.fold = {kind = "online_acc", reduction = 0 : i64}} : memref<2x3xf32>
+// CHECK-NEXT: %[[MAX:.*]] = memref.alloca() {gnnk.fold = {kind = "online_max", reduction = 0 : i64}} : memref<2x1xf32>
+// CHECK-NEXT: %[[SUM:.*]] = memref.alloca() {gnnk.fold = {kind = "online_sum", reduction = 0 : i64}} : memref<2x1xf32>
 // CHECK-NEXT: %[[SCALE:.*]] = memref.alloca() : memref<2x1xf32>
 // CHECK-NEXT: %[[WEIGHT:.*]] = memref.alloca() : memref<2x1xf32>
-// CHECK: %[[FIRST:.*]] = memref.alloca() : memref<i1>
+// CHECK: %[[FIRST:.*]] = memref.alloca() {gnnk.fold = {kind = "first", reduction = -1 : i64}} : memref<i1>
 // CHECK: gnnk.for_edges %[[E:.*]], %[[U:.*]] in %[[G]] of %[[V]] by src {
 // CHECK: memref.load %[[LS]][%[[V]],
 // CHECK: memref.load %[[LD]][%[[U]],

@@ -9,6 +9,7 @@
 #include "gnnc/Dialect/GNN/IR/GNN.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -113,6 +114,20 @@ LogicalResult GNNKDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   if (attr.getName() == kGpuMappingAttrName)
     return verifyGpuMapping(op, attr.getValue());
+  if (attr.getName() == kFoldAttrName) {
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    auto kind = dict ? dict.getAs<StringAttr>("kind") : StringAttr();
+    auto reduction =
+        dict ? dict.getAs<IntegerAttr>("reduction") : IntegerAttr();
+    if (!isa<memref::AllocaOp>(op) || !kind || !reduction || dict.size() != 2 ||
+        !llvm::is_contained(kFoldKinds, kind.getValue()))
+      return op->emitError("'")
+             << kFoldAttrName
+             << "' must be {kind = \"sum\" | \"max\" | \"min\" | "
+                "\"first\" | \"online_max\" | \"online_sum\" | "
+                "\"online_acc\", reduction = N} on a memref.alloca";
+    return success();
+  }
   if (attr.getName() != getKernelAttrName())
     return op->emitError("unknown gnnk attribute '")
            << attr.getName().getValue() << "'";

@@ -595,32 +595,13 @@ StringRef mappingName(int64_t lanes) {
   return "group-per-vertex";
 }
 
-/// Whether `store` adds to what its own address holds:
-/// `store (addf (load A[i]) x) A[i]` (either operand order).
-bool isAccumulation(memref::StoreOp store) {
-  auto add = store.getValue().getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return false;
-  for (Value operand : add->getOperands())
-    if (auto load = operand.getDefiningOp<memref::LoadOp>())
-      if (load.getMemRef() == store.getMemRef() &&
-          load.getIndices() == store.getIndices())
-        return true;
-  return false;
-}
-
-bool isZero(Value v) {
-  auto c = v.getDefiningOp<arith::ConstantOp>();
-  auto f = c ? dyn_cast<FloatAttr>(c.getValue()) : FloatAttr();
-  return f && f.getValue().isZero();
-}
-
 /// Decides whether long rows of `kernel` may be split over a block
 /// (KernelPlan::splitAbove): one edge loop directly in the vertex loop, no
-/// output written before it, and every scratch row that the loop writes
-/// and the code after it reads an f32 register row that starts at 0 and
-/// that the loop only adds to. Sums and means qualify; a maximum, a
-/// softmax (their first-edge flag and running maxima) do not.
+/// output written before it or in it, and every scratch row that the loop
+/// writes and the code after it reads (and the first-edge flag) a reduction
+/// state the lowering tagged with gnnk.fold, in registers, whose parts fit
+/// each other: an online softmax's running maximum and sum of one shape, its
+/// accumulator's elements each with one logit of the lane's.
 void planSplit(func::FuncOp kernel, KernelPlan &plan) {
   plan.splitAbove = 0;
   plan.splitState.clear();
@@ -639,60 +620,88 @@ void planSplit(func::FuncOp kernel, KernelPlan &plan) {
   });
   if (loops != 1 || edges->getBlock() != &body)
     return;
-  // Scratch rows written before, in and after the loop, and read after it.
-  DenseSet<Value> writtenIn, readAfter, writtenAfter;
-  DenseMap<Value, SmallVector<memref::StoreOp>> storesBefore, storesIn;
-  bool before = true, outputBefore = false;
+  DenseSet<Value> writtenIn, readAfter;
+  bool before = true, output = false;
   for (Operation &op : body) {
     if (&op == edges.getOperation()) {
       before = false;
       op.walk([&](memref::StoreOp store) {
         Value root = rootOf(store.getMemRef());
         writtenIn.insert(root);
-        storesIn[root].push_back(store);
+        output |= !plan.arrays.count(root);
       });
       continue;
     }
     op.walk([&](Operation *inner) {
-      if (auto store = dyn_cast<memref::StoreOp>(inner)) {
-        Value root = rootOf(store.getMemRef());
-        bool scratch = plan.arrays.count(root);
-        if (before) {
-          outputBefore |= !scratch;
-          storesBefore[root].push_back(store);
-        } else {
-          writtenAfter.insert(root);
-        }
-      } else if (auto load = dyn_cast<memref::LoadOp>(inner)) {
-        if (!before)
-          readAfter.insert(rootOf(load.getMemRef()));
-      }
+      if (auto store = dyn_cast<memref::StoreOp>(inner))
+        output |= before && !plan.arrays.count(rootOf(store.getMemRef()));
+      else if (auto load = dyn_cast<memref::LoadOp>(inner); load && !before)
+        readAfter.insert(rootOf(load.getMemRef()));
     });
   }
-  if (outputBefore)
+  if (output)
     return;
-  SmallVector<Value, 2> state;
+  SmallVector<KernelPlan::SplitPart, 4> state;
+  bool hasFirst = false, needsFirst = false;
   for (auto &[value, a] : plan.arrays) {
-    if (!writtenIn.count(value) || !readAfter.count(value))
+    if (!writtenIn.count(value))
       continue;
-    if (a.viewed || a.kind == ArrayKind::Shared || !a.elementType.isF32() ||
-        value != rootOf(value))
+    auto alloca = value.getDefiningOp<memref::AllocaOp>();
+    auto fold = alloca ? alloca->getAttrOfType<DictionaryAttr>(kFoldAttrName)
+                       : DictionaryAttr();
+    if (!fold) {
+      if (readAfter.count(value))
+        return; // a value of the last edge, say: no merge for it
+      continue; // scratch of one edge
+    }
+    StringRef kind = fold.getAs<StringAttr>("kind").getValue();
+    bool flag = kind == "first";
+    if (a.viewed || a.kind == ArrayKind::Shared ||
+        !(flag ? a.elementType.isInteger(1) : a.elementType.isF32()))
       return;
-    for (memref::StoreOp store : storesIn[value])
-      if (store.getMemRef() != value || !isAccumulation(store))
-        return;
-    auto init = storesBefore.find(value);
-    if (init == storesBefore.end())
-      return;
-    for (memref::StoreOp store : init->second)
-      if (store.getMemRef() != value || !isZero(store.getValue()))
-        return;
-    state.push_back(value);
+    hasFirst |= flag;
+    needsFirst |= kind != "sum" && !flag;
+    state.push_back(
+        {value, kind.str(), fold.getAs<IntegerAttr>("reduction").getInt()});
   }
-  if (state.empty())
+  if (state.empty() || needsFirst != hasFirst)
     return;
+  // An online softmax's parts: a maximum and a sum of one place and shape,
+  // and an accumulator whose every value has its logit in the lane.
+  for (KernelPlan::SplitPart &part : state) {
+    if (part.kind != "online_acc" && part.kind != "online_max")
+      continue;
+    int maxPart = -1, sumPart = -1;
+    for (auto [i, other] : llvm::enumerate(state))
+      if (other.reduction == part.reduction) {
+        if (other.kind == "online_max")
+          maxPart = static_cast<int>(i);
+        else if (other.kind == "online_sum")
+          sumPart = static_cast<int>(i);
+      }
+    if (maxPart < 0 || sumPart < 0)
+      return;
+    const ArrayPlan &m = plan.arrays.find(state[maxPart].array)->second;
+    const ArrayPlan &sum = plan.arrays.find(state[sumPart].array)->second;
+    if (m.kind != sum.kind || m.norm != sum.norm)
+      return;
+    if (part.kind == "online_max")
+      continue;
+    part.maxPart = maxPart;
+    part.sumPart = sumPart;
+    const ArrayPlan &acc = plan.arrays.find(part.array)->second;
+    bool prefix = m.norm.size() <= acc.norm.size() &&
+                  std::equal(m.norm.begin(), m.norm.end(), acc.norm.begin());
+    bool scalar =
+        m.kind == ArrayKind::Replicated ? m.numElements == 1 : m.units == 1;
+    if (!prefix ||
+        (!scalar && acc.kind == ArrayKind::Replicated &&
+         m.kind != ArrayKind::Replicated) ||
+        (!scalar && m.kind == ArrayKind::Lane && !m.perChunk && acc.perChunk))
+      return;
+  }
   plan.splitState = std::move(state);
-  // The groups of a block exchange their accumulators in shared memory.
+  // The groups of a block exchange their state in shared memory.
   if ((plan.sharedBytes + 4 * plan.splitFloats()) * plan.groups >
       kSharedBytesPerBlock) {
     plan.splitState.clear();
@@ -703,12 +712,15 @@ void planSplit(func::FuncOp kernel, KernelPlan &plan) {
 
 } // namespace
 
+int64_t KernelPlan::splitUnits(const SplitPart &part) const {
+  const ArrayPlan &a = arrays.find(part.array)->second;
+  return a.kind == ArrayKind::Lane ? a.units : a.numElements;
+}
+
 int64_t KernelPlan::splitFloats() const {
   int64_t floats = 0;
-  for (Value v : splitState) {
-    const ArrayPlan &a = arrays.find(v)->second;
-    floats += (a.kind == ArrayKind::Lane ? a.units : a.numElements) * lanes;
-  }
+  for (const SplitPart &part : splitState)
+    floats += splitUnits(part) * lanes;
   return floats;
 }
 
@@ -876,8 +888,8 @@ LogicalResult gpu::readPlan(func::FuncOp kernel, KernelPlan &plan) {
   if (splitAbove != 0 && splitAbove != plan.splitAbove) {
     if (!plan.splitAbove)
       return fail() << "split_above must be 0: the kernel cannot split rows "
-                       "(its edge loop does more than add to register rows "
-                       "that start at 0)";
+                       "(its edge loop keeps state that is not a tagged "
+                       "reduction in registers)";
     return fail() << "split_above must be 0 or " << plan.splitAbove;
   }
   plan.splitAbove = splitAbove;

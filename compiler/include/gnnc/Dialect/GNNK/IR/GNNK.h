@@ -39,6 +39,16 @@ constexpr llvm::StringLiteral kNumOutputsName = "num_outputs";
 /// (gnnc/Dialect/GNNK/Transforms/GpuMapping.h).
 constexpr llvm::StringLiteral kGpuMappingAttrName = "gnnk.gpu";
 
+/// On a memref.alloca of a vertex loop that holds a reduction's state:
+/// `gnnk.fold = {kind = K, reduction = i}`, K one of kFoldKinds (the
+/// accumulator of a sum or mean, of a max or min; the first-edge flag; the
+/// running maximum, the rescaled running sum and the rescaled accumulator of
+/// the online softmax of reduction i). The CUDA printer merges partial
+/// states by it when it splits a row over several groups of lanes.
+constexpr llvm::StringLiteral kFoldAttrName = "gnnk.fold";
+constexpr llvm::StringLiteral kFoldKinds[] = {
+    "sum", "max", "min", "first", "online_max", "online_sum", "online_acc"};
+
 /// The type a kernel sees for a host value of type `hostType`: a
 /// `!gnn.graph` becomes `!gnnk.graph`; a `src`, `dst` or `edge`
 /// `!gnn.tensor` with row shape S becomes `memref<?xS>`, a dense one a

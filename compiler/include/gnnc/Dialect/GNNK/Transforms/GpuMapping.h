@@ -22,6 +22,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
+#include <string>
 
 namespace gnnc::gnnk::gpu {
 
@@ -102,13 +103,25 @@ struct KernelPlan {
   bool usesShuffles = false;
   /// Rows with more than `splitAbove` edges (a power of two; 0: none) run
   /// on a whole block: each group folds an equal share of the edges into
-  /// its own accumulators, which the block adds up in group order before
-  /// group 0 finishes the row. `splitState` are those accumulators (scratch
-  /// rows in registers that the edge loop only adds to, from 0).
+  /// its own reduction state, which group 0 merges in group order before it
+  /// finishes the row. `splitState` is that state: register rows tagged
+  /// `gnnk.fold` (sums, maxima, minima, the first-edge flag, the running
+  /// maximum, sum and accumulator of an online softmax), in the order of
+  /// `arrays`.
+  struct SplitPart {
+    mlir::Value array;
+    std::string kind; // a gnnk::kFoldKinds entry
+    int64_t reduction = -1;
+    /// online_acc: the online_max and online_sum parts of its reduction.
+    int maxPart = -1, sumPart = -1;
+  };
   int64_t splitAbove = 0;
-  llvm::SmallVector<mlir::Value, 2> splitState;
-  /// Floats of one group's accumulators in the block's exchange row.
+  llvm::SmallVector<SplitPart, 4> splitState;
+  /// Floats of one group's state in the block's exchange row.
   int64_t splitFloats() const;
+  /// Values per lane of a part's array (its units, or its elements when
+  /// replicated).
+  int64_t splitUnits(const SplitPart &part) const;
 
   bool isPrefixOfKeys(llvm::ArrayRef<int64_t> shape) const {
     return shape.size() <= keyShape.size() &&
