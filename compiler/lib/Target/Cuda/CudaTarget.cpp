@@ -960,11 +960,12 @@ void KernelPrinter::printSplitMerge() {
             " == 0.0f) { // its share had edges");
     w->indent();
     for (auto [p, part] : llvm::enumerate(kp.splitState)) {
+      const char *better = part.kind == "max" ? ">" : "<";
       if (part.kind == "max" || part.kind == "min")
         forValues(p, [&](const std::string &mine, const std::string &theirs) {
           w->line("const float theirs = " + theirs + ";");
-          w->line("if (" + firstName + " || theirs " +
-                  (part.kind == "max" ? ">" : "<") + " " + mine + ")");
+          w->line("if (" + firstName + " || theirs " + better + " " + mine +
+                  ")");
           w->indent();
           w->line(mine + " = theirs;");
           w->dedent();
