@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -167,12 +168,22 @@ void gnnc::rt::cuda::detail::degreeOrderInto(const std::vector<int64_t> &ptr,
 
 void gnnc::rt::cuda::detail::rowsOverInto(const std::vector<int64_t> &ptr,
                                           int64_t *out) {
-  std::fill(out, out + KernelGraph::kRowsOverSize, 0);
+  // A row of d > 1 edges has more than 2^k of them for k below the bit
+  // width of d - 1: count the rows by that width (at most kRowsOverSize),
+  // then add up from the top. One pass; assign runs it every step.
+  constexpr int kSize = KernelGraph::kRowsOverSize;
+  std::array<int64_t, kSize + 1> byWidth{};
   for (std::size_t r = 0; r + 1 < ptr.size(); ++r) {
     int64_t degree = ptr[r + 1] - ptr[r];
-    for (int k = 0;
-         k < KernelGraph::kRowsOverSize && degree > (int64_t{1} << k); ++k)
-      ++out[k];
+    int width = degree > 1
+                    ? 64 - __builtin_clzll(static_cast<uint64_t>(degree - 1))
+                    : 0;
+    ++byWidth[std::min(width, kSize)];
+  }
+  int64_t over = 0;
+  for (int k = kSize - 1; k >= 0; --k) {
+    over += byWidth[k + 1];
+    out[k] = over;
   }
 }
 

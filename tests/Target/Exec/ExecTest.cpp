@@ -56,6 +56,10 @@
 
 #ifdef GNNC_CUDA_EMULATION
 #include "cuda_runtime.h" // gnnc_emu_take_launches
+
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #endif
 
 #include <algorithm>
@@ -591,6 +595,82 @@ TEST(LongRows, SoftmaxSplitsOverABlock) {
     expectInterpreter(outputs, *unfused, "GATConv", graph, inputs, training,
                       forward->results, "GATConv", kLongRowTolerance);
   }
+}
+
+/// The whole pages of [begin, begin + bytes), unreadable while the object
+/// lives (the emulation's device memory is the process's).
+class UnreadablePages {
+public:
+  UnreadablePages(const void *begin, std::size_t bytes) {
+    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    uintptr_t from =
+        (reinterpret_cast<uintptr_t>(begin) + page - 1) / page * page;
+    uintptr_t to = (reinterpret_cast<uintptr_t>(begin) + bytes) / page * page;
+    if (to > from &&
+        mprotect(reinterpret_cast<void *>(from), to - from, PROT_NONE) == 0) {
+      At = reinterpret_cast<void *>(from);
+      Bytes = to - from;
+    }
+  }
+  ~UnreadablePages() {
+    if (At)
+      mprotect(At, Bytes, PROT_READ | PROT_WRITE);
+  }
+  UnreadablePages(const UnreadablePages &) = delete;
+  UnreadablePages &operator=(const UnreadablePages &) = delete;
+  std::size_t bytes() const { return Bytes; }
+
+private:
+  void *At = nullptr;
+  std::size_t Bytes = 0;
+};
+
+/// A kernel with dropout is a template on `training`, and where the edge
+/// ids only index the dropout mask the inference instance loads none:
+/// GATConv's aggregation (attention dropout) with a page of its edge ids
+/// unreadable gives in inference exactly what it gives with them
+/// readable. Training, which hashes them, faults (the check that the pages
+/// are unreadable).
+TEST(InferenceVariant, ReadsNoEdgeIds) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const CompiledModule *cm = findModule("small_gat_GATConv");
+  ASSERT_TRUE(cm);
+  const EntryInfo *forward = findEntry(*cm->info, "GATConv");
+  ASSERT_TRUE(forward);
+  const TestGraph graph = longRowsGraph();
+  std::shared_ptr<const Backend::Graphs> device = Backend::prepare(graph);
+  ASSERT_TRUE(device->status.ok()) << device->status.message();
+  const int32_t *edgeIds = device->graph.byDst().eid;
+  const std::size_t edgeIdBytes =
+      static_cast<std::size_t>(graph.graph->numEdges()) * sizeof(int32_t);
+  std::mt19937_64 rng(7);
+  Call call(*forward, graph);
+  std::vector<Array> inputs = call.randomInputs(rng), readable;
+  ASSERT_TRUE(call.run(inputs, false, 0, readable));
+  // Exits with 0 when the call succeeds and gives `readable`, 2 when it
+  // fails or differs, 3 when no page of edge ids (1024 of the 2826) could
+  // be made unreadable.
+  auto runUnreadable = [&](bool training) {
+    UnreadablePages guard(edgeIds, edgeIdBytes);
+    if (guard.bytes() == 0)
+      std::exit(3);
+    std::vector<Array> outputs;
+    bool same = call.run(inputs, training, 0, outputs) &&
+                outputs.size() == readable.size();
+    for (std::size_t i = 0; same && i < outputs.size(); ++i)
+      same = outputs[i].data == readable[i].data;
+    std::exit(same ? 0 : 2);
+  };
+  EXPECT_EXIT(runUnreadable(false), ::testing::ExitedWithCode(0), "");
+  // A fault: killed by SIGSEGV, or (under AddressSanitizer) its report and
+  // exit code 1; not 0, 2 or 3.
+  EXPECT_EXIT(
+      runUnreadable(true),
+      [](int status) {
+        return WIFSIGNALED(status) ||
+               (WIFEXITED(status) && WEXITSTATUS(status) == 1);
+      },
+      "");
 }
 #endif
 

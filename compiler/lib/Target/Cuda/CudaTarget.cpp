@@ -132,10 +132,14 @@ private:
                                Block *&body);
   LogicalResult printEdges(gnnk::ForEdgesOp loop);
   void printSplitMerge();
-  void printOnlineMerge(
-      const KernelPlan::SplitPart &acc, const std::string &first,
-      llvm::function_ref<std::string(unsigned, const std::string &, bool)>
-          slot);
+  void printOnlineMerge(const KernelPlan::SplitPart &acc,
+                        const std::string &first);
+  std::string splitSlot(const KernelPlan::SplitPart &part,
+                        llvm::StringRef row) const;
+  void forSplitValues(
+      const KernelPlan::SplitPart &part, llvm::StringRef row,
+      llvm::function_ref<void(const std::string &, const std::string &)> body,
+      bool scoped = false);
   void printAlloca(memref::AllocaOp alloca);
 
   // Shared-memory hazards between statements.
@@ -790,6 +794,30 @@ LogicalResult KernelPrinter::printExpanded(scf::ForOp root,
   return success();
 }
 
+/// Whether the edge id `edge` only indexes dropout masks: through pure
+/// arithmetic into the index of gnnk.dropout_keep. The inference instance of
+/// the kernel then loads no edge id.
+static bool onlyIndexesDropout(Value edge) {
+  SmallVector<Value> work{edge};
+  bool indexes = false;
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto keep = dyn_cast<gnnk::DropoutKeepOp>(user)) {
+        if (&use != &keep.getIndexMutable())
+          return false;
+        indexes = true;
+        continue;
+      }
+      if (!isa<arith::ArithDialect>(user->getDialect()) || !isPure(user))
+        return false;
+      llvm::append_range(work, user->getResults());
+    }
+  }
+  return indexes;
+}
+
 /// The edge loop, uniform over the group: the lanes load kLanes neighbour
 /// and edge ids at once and broadcast them one edge after the other, so
 /// every lane sees the edges in CSR (CSC) order.
@@ -805,6 +833,9 @@ LogicalResult KernelPrinter::printEdges(gnnk::ForEdgesOp loop) {
   std::string v = expr(loop.getVertex()).text;
   bool needU = !loop.getNeighbour().use_empty();
   bool needE = !loop.getEdge().use_empty();
+  // Edge ids that only the dropout hash reads: none in inference.
+  std::string edgeIdIf =
+      needE && onlyIndexesDropout(loop.getEdge()) ? "training && " : "";
   bool split = plan.splitAbove > 0;
   w->line(std::string(split ? "int64_t" : "const int64_t") + " begin = g.ptr[" +
           v + "], end = g.ptr[" + v + " + 1];");
@@ -829,7 +860,8 @@ LogicalResult KernelPrinter::printEdges(gnnk::ForEdgesOp loop) {
     w->line("for (int64_t at = begin; at < end; ++at) {");
     w->indent();
     if (needE)
-      w->line("const int64_t e = g.eid[at];");
+      w->line(edgeIdIf.empty() ? "const int64_t e = g.eid[at];"
+                               : "const int64_t e = training ? g.eid[at] : 0;");
     if (needU)
       w->line("const int64_t u = g.nbr[at];");
   } else {
@@ -839,7 +871,8 @@ LogicalResult KernelPrinter::printEdges(gnnk::ForEdgesOp loop) {
     w->indent();
     w->line("const int64_t mine = base + lane;");
     if (needE)
-      w->line("const int lane_e = mine < end ? g.eid[mine] : 0;");
+      w->line("const int lane_e = " + edgeIdIf +
+              "mine < end ? g.eid[mine] : 0;");
     if (needU)
       w->line("const int lane_u = mine < end ? g.nbr[mine] : 0;");
     w->line("const int count = end - base < kLanes ? static_cast<int>(end - "
@@ -879,6 +912,38 @@ LogicalResult KernelPrinter::printEdges(gnnk::ForEdgesOp loop) {
   return success();
 }
 
+/// The slot of this lane's value of `part` in `row`'s exchange row: value
+/// `s` when the part has several.
+std::string KernelPrinter::splitSlot(const KernelPlan::SplitPart &part,
+                                     llvm::StringRef row) const {
+  std::string at = "split_state[" + row.str() + "][";
+  if (part.offset)
+    at += std::to_string(part.offset) + " + ";
+  return at + (part.units > 1 ? "s * kLanes + lane]" : "lane]");
+}
+
+/// Prints `body(mine, theirs)` for this lane's values of `part` (a loop
+/// over `s` when it has several), `theirs` being the value's slot in
+/// `row`'s exchange row; in braces when `scoped` (`body` declares names).
+void KernelPrinter::forSplitValues(
+    const KernelPlan::SplitPart &part, llvm::StringRef row,
+    llvm::function_ref<void(const std::string &, const std::string &)> body,
+    bool scoped) {
+  bool each = part.units > 1;
+  if (each)
+    w->line("for (int s = 0; s < " + std::to_string(part.units) + "; ++s) {");
+  else if (scoped)
+    w->line("{");
+  if (each || scoped)
+    w->indent();
+  body(arrayNames.lookup(part.array) + (each ? "[s]" : ""),
+       splitSlot(part, row));
+  if (each || scoped) {
+    w->dedent();
+    w->line("}");
+  }
+}
+
 /// After the edge loop of a kernel that splits long rows: the groups of a
 /// block that shared one row leave their reduction state in the block's
 /// exchange row, and group 0 merges the others' into its own in group order
@@ -888,61 +953,20 @@ LogicalResult KernelPrinter::printEdges(gnnk::ForEdgesOp loop) {
 /// still has its first-edge flag set and is skipped.
 void KernelPrinter::printSplitMerge() {
   usesLane = true;
-  const KernelPlan &kp = plan;
-  // Every lane keeps the values it holds at its own slots: value u of part
-  // p at offset(p) + u * kLanes + lane.
-  SmallVector<int64_t> offsets;
-  int64_t offset = 0;
-  for (const KernelPlan::SplitPart &part : kp.splitState) {
-    offsets.push_back(offset);
-    offset += kp.splitUnits(part) * kp.lanes;
-  }
-  auto slot = [&](unsigned p, const std::string &row, bool each) {
-    std::string at = "split_state[" + row + "][";
-    if (offsets[p])
-      at += std::to_string(offsets[p]) + " + ";
-    return at + (each ? "s * kLanes + lane]" : "lane]");
-  };
-  auto name = [&](unsigned p) {
-    return arrayNames.lookup(kp.splitState[p].array);
-  };
-  // `body(value, theirs)` per value of part p (`s` its index).
-  auto forValues =
-      [&](unsigned p,
-          llvm::function_ref<void(const std::string &, const std::string &)>
-              body) {
-        bool each = kp.splitUnits(kp.splitState[p]) > 1;
-        std::string mine = name(p) + (each ? "[s]" : "");
-        w->line(each ? "for (int s = 0; s < " +
-                           std::to_string(kp.splitUnits(kp.splitState[p])) +
-                           "; ++s) {"
-                     : std::string("{"));
-        w->indent();
-        body(mine, slot(p, "other", each));
-        w->dedent();
-        w->line("}");
-      };
-  int first = -1;
-  for (auto [p, part] : llvm::enumerate(kp.splitState))
-    if (part.kind == "first")
-      first = static_cast<int>(p);
-  std::string firstName = first >= 0 ? name(first) : "";
+  const KernelPlan::SplitPart *first = nullptr;
+  for (const KernelPlan::SplitPart &part : plan.splitState)
+    if (part.kind == gnnk::FoldKind::First)
+      first = &part;
+  std::string firstName = first ? arrayNames.lookup(first->array) : "";
 
   w->line("if (split) { // merge the groups' states in group order");
   w->indent();
-  for (auto [p, part] : llvm::enumerate(kp.splitState)) {
-    bool each = kp.splitUnits(part) > 1;
-    std::string mine = name(p) + (each ? "[s]" : "");
-    std::string value = part.kind == "first" ? mine + " ? 1.0f : 0.0f" : mine;
-    if (each) {
-      w->line("for (int s = 0; s < " + std::to_string(kp.splitUnits(part)) +
-              "; ++s)");
-      w->indent();
-    }
-    w->line(slot(p, "group", each) + " = " + value + ";");
-    if (each)
-      w->dedent();
-  }
+  for (const KernelPlan::SplitPart &part : plan.splitState)
+    forSplitValues(part, "group",
+                   [&](const std::string &mine, const std::string &slot) {
+                     w->line(slot + " = " + mine +
+                             (&part == first ? " ? 1.0f : 0.0f;" : ";"));
+                   });
   w->line("__syncthreads();");
   w->line("if (group != 0)");
   w->indent();
@@ -950,34 +974,35 @@ void KernelPrinter::printSplitMerge() {
   w->dedent();
   w->line("for (int other = 1; other < kGroups; ++other) {");
   w->indent();
-  for (auto [p, part] : llvm::enumerate(kp.splitState))
-    if (part.kind == "sum")
-      forValues(p, [&](const std::string &mine, const std::string &theirs) {
-        w->line(mine + " = " + mine + " + " + theirs + ";");
-      });
-  if (first >= 0) {
-    w->line("if (" + slot(first, "other", false) +
+  for (const KernelPlan::SplitPart &part : plan.splitState)
+    if (part.kind == gnnk::FoldKind::Sum)
+      forSplitValues(part, "other",
+                     [&](const std::string &mine, const std::string &theirs) {
+                       w->line(mine + " = " + mine + " + " + theirs + ";");
+                     });
+  if (first) {
+    w->line("if (" + splitSlot(*first, "other") +
             " == 0.0f) { // its share had edges");
     w->indent();
-    for (auto [p, part] : llvm::enumerate(kp.splitState)) {
-      const char *better = part.kind == "max" ? ">" : "<";
-      if (part.kind == "max" || part.kind == "min")
-        forValues(p, [&](const std::string &mine, const std::string &theirs) {
-          w->line("const float theirs = " + theirs + ";");
-          w->line("if (" + firstName + " || theirs " + better + " " + mine +
-                  ")");
-          w->indent();
-          w->line(mine + " = theirs;");
-          w->dedent();
-        });
-      if (part.kind != "online_acc")
+    for (const KernelPlan::SplitPart &part : plan.splitState) {
+      bool max = part.kind == gnnk::FoldKind::Max;
+      if (max || part.kind == gnnk::FoldKind::Min)
+        forSplitValues(
+            part, "other",
+            [&](const std::string &mine, const std::string &theirs) {
+              w->line("const float theirs = " + theirs + ";");
+              w->line("if (" + firstName + " || theirs " + (max ? "> " : "< ") +
+                      mine + ")");
+              w->indent();
+              w->line(mine + " = theirs;");
+              w->dedent();
+            },
+            /*scoped=*/true);
+      if (part.kind != gnnk::FoldKind::OnlineAcc)
         continue;
       w->line("{");
       w->indent();
-      printOnlineMerge(part, firstName,
-                       [&](unsigned q, const std::string &row, bool each) {
-                         return slot(q, row, each);
-                       });
+      printOnlineMerge(part, firstName);
       w->dedent();
       w->line("}");
     }
@@ -993,17 +1018,17 @@ void KernelPrinter::printSplitMerge() {
 
 /// Merges the other group's online softmax state of `acc`'s reduction into
 /// this group's (inside printSplitMerge's loop over the other groups).
-void KernelPrinter::printOnlineMerge(
-    const KernelPlan::SplitPart &acc, const std::string &first,
-    llvm::function_ref<std::string(unsigned, const std::string &, bool)> slot) {
+void KernelPrinter::printOnlineMerge(const KernelPlan::SplitPart &acc,
+                                     const std::string &first) {
   const KernelPlan &kp = plan;
   const KernelPlan::SplitPart &maxPart = kp.splitState[acc.maxPart];
+  const KernelPlan::SplitPart &sumPart = kp.splitState[acc.sumPart];
   const ArrayPlan &m = kp.arrays.find(maxPart.array)->second;
   const ArrayPlan &a = kp.arrays.find(acc.array)->second;
-  int64_t logits = kp.splitUnits(maxPart);
+  int64_t logits = maxPart.units;
   bool each = logits > 1;
   std::string maxName = arrayNames.lookup(maxPart.array);
-  std::string sumName = arrayNames.lookup(kp.splitState[acc.sumPart].array);
+  std::string sumName = arrayNames.lookup(sumPart.array);
   std::string ix = each ? "[s]" : "";
   w->line("float rescale_mine" +
           (each ? "[" + std::to_string(logits) + "]" : std::string()) +
@@ -1013,7 +1038,7 @@ void KernelPrinter::printOnlineMerge(
     w->line("for (int s = 0; s < " + std::to_string(logits) + "; ++s) {");
     w->indent();
   }
-  w->line("const float top_theirs = " + slot(acc.maxPart, "other", each) + ";");
+  w->line("const float top_theirs = " + splitSlot(maxPart, "other") + ";");
   w->line("const float top = " + first + " ? top_theirs : (" + maxName + ix +
           " < top_theirs ? top_theirs : " + maxName + ix + ");");
   w->line("const float ref = top == -INFINITY ? 0.0f : top;");
@@ -1021,7 +1046,7 @@ void KernelPrinter::printOnlineMerge(
           " ? -INFINITY : " + maxName + ix + ") - ref);");
   w->line("rescale_theirs" + ix + " = expf(top_theirs - ref);");
   w->line(sumName + ix + " = " + sumName + ix + " * rescale_mine" + ix + " + " +
-          slot(acc.sumPart, "other", each) + " * rescale_theirs" + ix + ";");
+          splitSlot(sumPart, "other") + " * rescale_theirs" + ix + ";");
   w->line(maxName + ix + " = top;");
   if (each) {
     w->dedent();
@@ -1048,20 +1073,11 @@ void KernelPrinter::printOnlineMerge(
       logit = "[s]";
     }
   }
-  int64_t values = kp.splitUnits(acc);
-  std::string accName = arrayNames.lookup(acc.array);
-  std::string av = values > 1 ? "[s]" : "";
-  if (values > 1) {
-    w->line("for (int s = 0; s < " + std::to_string(values) + "; ++s)");
-    w->indent();
-  }
-  w->line(accName + av + " = " + accName + av + " * rescale_mine" + logit +
-          " + " +
-          slot(static_cast<unsigned>(&acc - kp.splitState.begin()), "other",
-               values > 1) +
-          " * rescale_theirs" + logit + ";");
-  if (values > 1)
-    w->dedent();
+  forSplitValues(acc, "other",
+                 [&](const std::string &mine, const std::string &theirs) {
+                   w->line(mine + " = " + mine + " * rescale_mine" + logit +
+                           " + " + theirs + " * rescale_theirs" + logit + ";");
+                 });
 }
 
 LogicalResult KernelPrinter::print() {
@@ -1202,10 +1218,11 @@ LogicalResult KernelPrinter::print() {
     params.push_back(std::string(output ? "float *" : "const float *") +
                      "__restrict__ " + names[entry.getArgument(i)]);
   }
-  if (info.usesDropout) {
-    params.push_back("bool training");
+  // A kernel with dropout is a template on `training`: inference has its
+  // own instance, without the dropout hash and without the edge ids that
+  // only the hash reads.
+  if (info.usesDropout)
     params.push_back("uint64_t seed");
-  }
   if (kp.splitAbove)
     params.push_back("const int64_t split_rows");
 
@@ -1247,6 +1264,8 @@ LogicalResult KernelPrinter::print() {
                            : "") +
             ".");
   }
+  if (info.usesDropout)
+    w->line("template <bool training>");
   w->line("__global__ void __launch_bounds__(" + std::to_string(kp.threads) +
           ") " + kernelName + "(");
   w->indent();
@@ -1311,7 +1330,6 @@ LogicalResult KernelPrinter::print() {
   if (info.usesDropout) {
     launchParams.push_back("bool training");
     launchParams.push_back("uint64_t seed");
-    args.push_back("training");
     args.push_back("seed");
   }
   launchParams.push_back("cudaStream_t stream");
@@ -1338,9 +1356,17 @@ LogicalResult KernelPrinter::print() {
              std::to_string(kp.groups) + ")";
     args.push_back("split_rows");
   }
-  w->line("return rt::cuda::launch(" + cString(info.symbol) + ", " +
-          kernelName + ", " + blocks + ", " + std::to_string(kp.threads) +
-          ", stream, " + llvm::join(args, ", ") + ");");
+  auto launch = [&](const std::string &kernel) {
+    return "rt::cuda::launch(" + cString(info.symbol) + ", " + kernel + ", " +
+           blocks + ", " + std::to_string(kp.threads) + ", stream, " +
+           llvm::join(args, ", ") + ")";
+  };
+  if (info.usesDropout) {
+    w->line("return training ? " + launch(kernelName + "<true>"));
+    w->line("                : " + launch(kernelName + "<false>") + ";");
+  } else {
+    w->line("return " + launch(kernelName) + ";");
+  }
   w->dedent();
   w->line("}");
   return success();

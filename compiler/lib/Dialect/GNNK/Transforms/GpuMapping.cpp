@@ -654,29 +654,37 @@ void planSplit(func::FuncOp kernel, KernelPlan &plan) {
         return; // a value of the last edge, say: no merge for it
       continue; // scratch of one edge
     }
-    StringRef kind = fold.getAs<StringAttr>("kind").getValue();
-    bool flag = kind == "first";
+    // The dialect verifier accepts only the kinds of kFoldKinds.
+    FoldKind kind = *foldKindNamed(fold.getAs<StringAttr>("kind").getValue());
+    bool flag = kind == FoldKind::First;
     if (a.viewed || a.kind == ArrayKind::Shared ||
         !(flag ? a.elementType.isInteger(1) : a.elementType.isF32()))
       return;
     hasFirst |= flag;
-    needsFirst |= kind != "sum" && !flag;
-    state.push_back(
-        {value, kind.str(), fold.getAs<IntegerAttr>("reduction").getInt()});
+    needsFirst |= kind != FoldKind::Sum && !flag;
+    KernelPlan::SplitPart part;
+    part.array = value;
+    part.kind = kind;
+    part.reduction = fold.getAs<IntegerAttr>("reduction").getInt();
+    part.units = a.kind == ArrayKind::Lane ? a.units : a.numElements;
+    part.offset = state.empty()
+                      ? 0
+                      : state.back().offset + state.back().units * plan.lanes;
+    state.push_back(part);
   }
   if (state.empty() || needsFirst != hasFirst)
     return;
   // An online softmax's parts: a maximum and a sum of one place and shape,
   // and an accumulator whose every value has its logit in the lane.
   for (KernelPlan::SplitPart &part : state) {
-    if (part.kind != "online_acc" && part.kind != "online_max")
+    if (part.kind != FoldKind::OnlineAcc && part.kind != FoldKind::OnlineMax)
       continue;
     int maxPart = -1, sumPart = -1;
     for (auto [i, other] : llvm::enumerate(state))
       if (other.reduction == part.reduction) {
-        if (other.kind == "online_max")
+        if (other.kind == FoldKind::OnlineMax)
           maxPart = static_cast<int>(i);
-        else if (other.kind == "online_sum")
+        else if (other.kind == FoldKind::OnlineSum)
           sumPart = static_cast<int>(i);
       }
     if (maxPart < 0 || sumPart < 0)
@@ -685,7 +693,7 @@ void planSplit(func::FuncOp kernel, KernelPlan &plan) {
     const ArrayPlan &sum = plan.arrays.find(state[sumPart].array)->second;
     if (m.kind != sum.kind || m.norm != sum.norm)
       return;
-    if (part.kind == "online_max")
+    if (part.kind == FoldKind::OnlineMax)
       continue;
     part.maxPart = maxPart;
     part.sumPart = sumPart;
@@ -711,18 +719,6 @@ void planSplit(func::FuncOp kernel, KernelPlan &plan) {
 }
 
 } // namespace
-
-int64_t KernelPlan::splitUnits(const SplitPart &part) const {
-  const ArrayPlan &a = arrays.find(part.array)->second;
-  return a.kind == ArrayKind::Lane ? a.units : a.numElements;
-}
-
-int64_t KernelPlan::splitFloats() const {
-  int64_t floats = 0;
-  for (const SplitPart &part : splitState)
-    floats += splitUnits(part) * lanes;
-  return floats;
-}
 
 LogicalResult gpu::planKernel(func::FuncOp kernel, KernelPlan &plan) {
   KernelAnalysis analysis(kernel, plan);

@@ -15,6 +15,9 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <optional>
 
 #include "gnnc/Dialect/GNNK/IR/GNNKEnums.h.inc"
 
@@ -48,6 +51,16 @@ constexpr llvm::StringLiteral kGpuMappingAttrName = "gnnk.gpu";
 constexpr llvm::StringLiteral kFoldAttrName = "gnnk.fold";
 constexpr llvm::StringLiteral kFoldKinds[] = {
     "sum", "max", "min", "first", "online_max", "online_sum", "online_acc"};
+/// The kinds of kFoldKinds, in its order.
+enum class FoldKind { Sum, Max, Min, First, OnlineMax, OnlineSum, OnlineAcc };
+
+/// The FoldKind spelt `name`, or none.
+inline std::optional<FoldKind> foldKindNamed(llvm::StringRef name) {
+  for (auto [i, kind] : llvm::enumerate(kFoldKinds))
+    if (kind == name)
+      return static_cast<FoldKind>(i);
+  return std::nullopt;
+}
 
 /// The type a kernel sees for a host value of type `hostType`: a
 /// `!gnn.graph` becomes `!gnnk.graph`; a `src`, `dst` or `edge`

@@ -13,6 +13,7 @@
 #ifndef GNNC_DIALECT_GNNK_TRANSFORMS_GPUMAPPING_H
 #define GNNC_DIALECT_GNNK_TRANSFORMS_GPUMAPPING_H
 
+#include "gnnc/Dialect/GNNK/IR/GNNK.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -110,18 +111,23 @@ struct KernelPlan {
   /// `arrays`.
   struct SplitPart {
     mlir::Value array;
-    std::string kind; // a gnnk::kFoldKinds entry
+    FoldKind kind = FoldKind::Sum;
     int64_t reduction = -1;
-    /// online_acc: the online_max and online_sum parts of its reduction.
+    /// OnlineAcc: the OnlineMax and OnlineSum parts of its reduction.
     int maxPart = -1, sumPart = -1;
+    /// Values per lane (the array's units, or its elements when replicated)
+    /// and the first float of the part in a group's exchange row: value u
+    /// of lane l at offset + u * lanes + l.
+    int64_t units = 1, offset = 0;
   };
   int64_t splitAbove = 0;
   llvm::SmallVector<SplitPart, 4> splitState;
   /// Floats of one group's state in the block's exchange row.
-  int64_t splitFloats() const;
-  /// Values per lane of a part's array (its units, or its elements when
-  /// replicated).
-  int64_t splitUnits(const SplitPart &part) const;
+  int64_t splitFloats() const {
+    return splitState.empty()
+               ? 0
+               : splitState.back().offset + splitState.back().units * lanes;
+  }
 
   bool isPrefixOfKeys(llvm::ArrayRef<int64_t> shape) const {
     return shape.size() <= keyShape.size() &&
