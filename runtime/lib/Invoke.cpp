@@ -9,8 +9,14 @@
 
 #include <fmt/format.h>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <utility>
 
 using namespace gnnc::rt;
@@ -141,19 +147,57 @@ HostBuffer &HostBuffer::operator=(HostBuffer &&other) noexcept {
 
 HostBuffer::~HostBuffer() { std::free(Data); }
 
+namespace {
+/// Buffers of at least this many bytes start on a 2 MiB boundary and ask
+/// for transparent huge pages: the kernels gather rows of them at random
+/// (a row per edge), and with 4 KiB pages nearly every such gather of a
+/// buffer far larger than the TLB's reach also walks the page table.
+constexpr std::size_t kHugePageFrom = std::size_t{8} << 20;
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+
+/// GNNC_HUGE_PAGES: false for 0. Read at every large allocation (a
+/// getenv beside zeroing 8 MiB); any other value than 0 or 1 is reported on
+/// stderr once and ignored.
+bool hugePagesWanted() {
+  const char *v = std::getenv("GNNC_HUGE_PAGES");
+  if (!v || std::strcmp(v, "1") == 0)
+    return true;
+  if (std::strcmp(v, "0") == 0)
+    return false;
+  static std::once_flag warned;
+  std::call_once(warned, [v] {
+    std::fprintf(stderr,
+                 "gnnc: warning: GNNC_HUGE_PAGES is '%s'; it must be 0 or 1 "
+                 "(ignored: large buffers ask for huge pages)\n",
+                 v);
+  });
+  return true;
+}
+} // namespace
+
 Status HostBuffer::allocate(std::size_t bytes, HostBuffer &out) {
   HostBuffer b;
   if (bytes > 0) {
+    std::size_t align = bytes >= kHugePageFrom && hugePagesWanted()
+                            ? kHugePage
+                            : kWorkspaceAlign;
     // aligned_alloc wants a multiple of the alignment.
-    std::size_t rounded =
-        (bytes + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
+    std::size_t rounded = (bytes + align - 1) / align * align;
     if (rounded < bytes)
       return Status::error(
           fmt::format("cannot allocate {} bytes of host memory", bytes));
-    b.Data = std::aligned_alloc(kWorkspaceAlign, rounded);
+    b.Data = std::aligned_alloc(align, rounded);
     if (!b.Data)
       return Status::error(
           fmt::format("cannot allocate {} bytes of host memory", bytes));
+#ifdef MADV_HUGEPAGE
+    // Before the memory is first touched, so that the faults below map huge
+    // pages where the system has them to give ("madvise" mode of
+    // /sys/kernel/mm/transparent_hugepage/enabled; in "always" mode this
+    // changes nothing, in "never" it fails and is ignored).
+    if (align == kHugePage)
+      (void)madvise(b.Data, rounded, MADV_HUGEPAGE);
+#endif
     std::memset(b.Data, 0, rounded);
     b.Bytes = bytes;
   }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -147,10 +148,6 @@ bool addBusyTicksOfFile(const char *path, Wanted &&wanted, uint64_t &ticks,
 }
 #endif
 
-} // namespace
-
-namespace {
-
 /// The busy seconds of `cpus`, from `add(wanted, ticks, seen)`, which adds
 /// the ticks of the CPUs `wanted` accepts and counts their lines: none when
 /// it fails or a CPU of `cpus` has no line.
@@ -195,10 +192,95 @@ std::optional<double> rt::busyCpuSecondsOfFile(const char *path,
 #endif
 }
 
+std::optional<double> rt::cgroupCpuLimit(std::string_view cpuMax) {
+  while (!cpuMax.empty() &&
+         std::isspace(static_cast<unsigned char>(cpuMax.back())))
+    cpuMax.remove_suffix(1);
+  size_t space = cpuMax.find(' ');
+  if (space == std::string_view::npos)
+    return std::nullopt;
+  std::string_view quota = cpuMax.substr(0, space);
+  std::string_view period = cpuMax.substr(space + 1);
+  uint64_t q = 0, p = 0;
+  auto parse = [](std::string_view text, uint64_t &out) {
+    auto [end, err] =
+        std::from_chars(text.data(), text.data() + text.size(), out);
+    return err == std::errc() && end == text.data() + text.size();
+  };
+  if (quota == "max" || !parse(quota, q) || !parse(period, p) || q == 0 ||
+      p == 0)
+    return std::nullopt;
+  return static_cast<double>(q) / static_cast<double>(p);
+}
+
+std::optional<double> rt::cgroupCpuLimitOf(const char *root,
+                                           std::string_view cgroup) {
+#ifdef __linux__
+  // On the stack: teamSize reads it, and nothing here allocates.
+  char path[4096];
+  std::optional<double> limit;
+  while (true) {
+    int n = std::snprintf(path, sizeof path, "%s%.*s/cpu.max", root,
+                          static_cast<int>(cgroup.size()), cgroup.data());
+    if (n > 0 && static_cast<size_t>(n) < sizeof path) {
+      int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+      if (fd >= 0) {
+        char text[128];
+        ssize_t got = ::read(fd, text, sizeof text - 1);
+        ::close(fd);
+        std::optional<double> here =
+            got > 0 ? cgroupCpuLimit({text, static_cast<size_t>(got)})
+                    : std::nullopt;
+        if (here && (!limit || *here < *limit))
+          limit = here;
+      }
+    }
+    size_t slash = cgroup.rfind('/');
+    if (cgroup.empty() || slash == std::string_view::npos)
+      break;
+    cgroup = cgroup.substr(0, slash);
+  }
+  return limit;
+#else
+  (void)root, (void)cgroup;
+  return std::nullopt;
+#endif
+}
+
 #if defined(_OPENMP) && defined(__linux__)
 namespace {
 
 constexpr int64_t kWindowNs = 200'000'000;
+
+/// The CPU limit of this process's cgroup v2 (cgroupCpuLimitOf), in whole
+/// cores (at least 1); 0 for none.
+int cgroupCores() {
+  char text[4096];
+  int fd = ::open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  ssize_t got = ::read(fd, text, sizeof text);
+  ::close(fd);
+  if (got <= 0)
+    return 0;
+  std::string_view lines(text, static_cast<size_t>(got));
+  // The unified hierarchy's line: "0::/path".
+  size_t at = lines.rfind("0::/");
+  if (at == std::string_view::npos || (at > 0 && lines[at - 1] != '\n'))
+    return 0;
+  std::string_view cgroup = lines.substr(at + 3);
+  cgroup = cgroup.substr(0, cgroup.find('\n'));
+  if (cgroup == "/")
+    cgroup = "";
+  std::optional<double> limit = rt::cgroupCpuLimitOf("/sys/fs/cgroup", cgroup);
+  return limit ? std::max(1, static_cast<int>(std::lround(*limit))) : 0;
+}
+
+/// cgroupCores(), read once.
+int quotaCores() {
+  static const int cores = cgroupCores();
+  return cores;
+}
 
 int64_t nanoseconds(clockid_t clock) {
   timespec t{};
@@ -246,25 +328,24 @@ void measure(Measurement &m, int64_t now) {
   auto wanted = [&](int cpu) {
     return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &set);
   };
-  std::optional<uint64_t> ticks;
-  uint64_t sum = 0;
+  uint64_t ticks = 0;
   int seen = 0;
-  if (ticksPerSecond > 0 && sched_getaffinity(0, sizeof set, &set) == 0 &&
-      addBusyTicksOfFile("/proc/stat", wanted, sum, seen) &&
-      seen == CPU_COUNT(&set))
-    ticks = sum;
-  if (!ticks) { // no accounting to read: the full team from now on
+  if (ticksPerSecond <= 0 || sched_getaffinity(0, sizeof set, &set) != 0 ||
+      !addBusyTicksOfFile("/proc/stat", wanted, ticks, seen) ||
+      seen != CPU_COUNT(&set)) { // no accounting: the full team from now on
     m.cpus.store(0, std::memory_order_relaxed);
     m.due.store(std::numeric_limits<int64_t>::max());
     return;
   }
-  double busy = static_cast<double>(*ticks) / ticksPerSecond;
+  double busy = static_cast<double>(ticks) / ticksPerSecond;
   double own = nanoseconds(CLOCK_PROCESS_CPUTIME_ID) * 1e-9;
   if (m.havePrevious && now > m.wall) {
     double seconds = (now - m.wall) * 1e-9;
     double others = ((busy - m.busy) - (own - m.own)) / seconds;
     m.otherCores.store(std::max(0.0, others), std::memory_order_relaxed);
-    m.cpus.store(CPU_COUNT(&set), std::memory_order_relaxed);
+    int quota = quotaCores(), cpus = CPU_COUNT(&set);
+    m.cpus.store(quota > 0 ? std::min(cpus, quota) : cpus,
+                 std::memory_order_relaxed);
   }
   m.havePrevious = true;
   m.busy = busy;
@@ -290,8 +371,10 @@ int rt::teamSize() {
       measure(m, now);
   }
   int cpus = m.cpus.load(std::memory_order_relaxed);
-  if (cpus <= 0) // not measured (yet)
-    return maxThreads;
+  if (cpus <= 0) { // not measured (yet): the cgroup's limit still holds
+    int quota = quotaCores();
+    return quota > 0 && quota < maxThreads ? quota : maxThreads;
+  }
   return teamSizeFor(maxThreads, cpus,
                      m.otherCores.load(std::memory_order_relaxed));
 #else

@@ -25,6 +25,7 @@
 #include <csignal>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #endif
@@ -160,6 +161,46 @@ TEST(Threads, FilesAreReadUpToTheFirstLineThatIsNotACpus) {
   std::remove(path.c_str());
   EXPECT_FALSE(rt::busyCpuSecondsOfFile(path.c_str(), {0}, 100));
 }
+
+TEST(Threads, CgroupCpuMaxTexts) {
+  EXPECT_EQ(rt::cgroupCpuLimit("150000 100000\n"), 1.5);
+  EXPECT_EQ(rt::cgroupCpuLimit("50000 100000"), 0.5);
+  EXPECT_EQ(rt::cgroupCpuLimit("400000 100000\n"), 4.0);
+  EXPECT_FALSE(rt::cgroupCpuLimit("max 100000\n")); // no limit
+  for (const char *bad : {"", "\n", "150000", "150000 0", "0 100000",
+                          "-5 100000", "1.5 1", "150000 100000 7", "x 1"})
+    EXPECT_FALSE(rt::cgroupCpuLimit(bad)) << "'" << bad << "'";
+}
+
+#ifdef __linux__
+/// The smallest limit on the way from the process's cgroup up to the root
+/// counts; folders without cpu.max and "max" limit nothing.
+TEST(Threads, CgroupLimitIsTheSmallestOnThePathToTheRoot) {
+  std::string root =
+      ::testing::TempDir() + "gnnc_cgroup_" + std::to_string(getpid());
+  auto write = [&](const std::string &folder, const std::string &text) {
+    std::ofstream(root + folder + "/cpu.max") << text;
+  };
+  ASSERT_EQ(mkdir(root.c_str(), 0700), 0);
+  ASSERT_EQ(mkdir((root + "/a").c_str(), 0700), 0);
+  ASSERT_EQ(mkdir((root + "/a/b").c_str(), 0700), 0);
+  ASSERT_EQ(mkdir((root + "/a/b/c").c_str(), 0700), 0);
+  EXPECT_FALSE(rt::cgroupCpuLimitOf(root.c_str(), "/a/b/c"));
+  write("/a/b/c", "max 100000\n");
+  EXPECT_FALSE(rt::cgroupCpuLimitOf(root.c_str(), "/a/b/c"));
+  write("/a", "300000 100000\n");
+  EXPECT_EQ(rt::cgroupCpuLimitOf(root.c_str(), "/a/b/c"), 3.0);
+  write("/a/b", "120000 100000\n");
+  EXPECT_EQ(rt::cgroupCpuLimitOf(root.c_str(), "/a/b/c"), 1.2);
+  EXPECT_EQ(rt::cgroupCpuLimitOf(root.c_str(), "/a"), 3.0);
+  EXPECT_FALSE(rt::cgroupCpuLimitOf(root.c_str(), ""));
+  for (const char *f : {"/a/b/c", "/a/b", "/a"}) {
+    std::remove((root + f + "/cpu.max").c_str());
+    rmdir((root + f).c_str());
+  }
+  rmdir(root.c_str());
+}
+#endif
 
 TEST(Threads, TheMachinesAccountingGrowsWithThisThreadsWork) {
   std::vector<int> cpus = allowedCpus();

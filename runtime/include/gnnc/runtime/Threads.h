@@ -26,7 +26,11 @@ namespace gnnc::rt {
 /// other processes keep the cores busy (teamSizeFor): the cores this
 /// process may run on less those taken, as measured over the last 200 ms
 /// or more from the CPU time the kernel accounts busy on those cores
-/// (/proc/stat), less this process's own. 1 without OpenMP.
+/// (/proc/stat), less this process's own. The cores it may run on are
+/// those of its affinity mask, and no more than the CPU limit of its
+/// cgroup (cgroupCpuLimitOf /sys/fs/cgroup, read once; rounded to the
+/// nearest whole core, at least 1), which OpenMP's default ignores. 1
+/// without OpenMP.
 ///
 /// Results do not depend on it: every loop computes each element in the
 /// same order on any number of threads. GNNC_ADAPTIVE_THREADS=0 in the
@@ -65,6 +69,18 @@ template <typename Row> inline void forVertices(int64_t n, Row &&row) {
 /// So on 2 cores beside one busy process, 1 thread; on a 64-core machine
 /// whose other users keep 60 cores busy, up to 4.
 int teamSizeFor(int maxThreads, int cpus, double otherCores);
+
+/// The CPU limit that the text of a cgroup v2 `cpu.max` file sets ("$MAX
+/// $PERIOD": MAX / PERIOD cores, as `docker run --cpus` or a Kubernetes CPU
+/// limit writes it); none for "max" (no limit) or a malformed text.
+std::optional<double> cgroupCpuLimit(std::string_view cpuMax);
+
+/// The smallest CPU limit of the cgroup v2 `cgroup` (a path such as
+/// /proc/self/cgroup's "0::" line names, below the mount point `root`) and
+/// of every cgroup above it up to `root`: the cpu.max files of those
+/// folders that exist. None when none of them limits.
+std::optional<double> cgroupCpuLimitOf(const char *root,
+                                       std::string_view cgroup);
 
 /// The busy time, in seconds, that the text of /proc/stat accounts to the
 /// CPUs numbered in `cpus` (user, nice, system, irq, softirq and steal
