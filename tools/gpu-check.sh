@@ -58,7 +58,10 @@ ncu_on=1
 while [[ $# -gt 0 ]]; do
   case $1 in
     --profile-layers) profile_layers=$2; shift 2 ;;
-    --compare) compare=$2; shift 2 ;;
+    --compare)
+      [[ ${2:-} == split || ${2:-} == unroll ]] ||
+        { echo "gpu-check: --compare takes split or unroll, not '${2:-}'" >&2; exit 2; }
+      compare=$2; shift 2 ;;
     --no-ncu) ncu_on=0; shift ;;
     --budget) budget=$2; shift 2 ;;
     --no-bench) bench=0; shift ;;

@@ -383,17 +383,32 @@ const GraphSuite &execGraphs() {
   return suite;
 }
 
+namespace {
+/// `count` edges into `v` from sources first, first + 1, ... wrapping
+/// after `spread` of them (so repeated edges too).
+void addInEdges(Edges &edges, int64_t v, int64_t count, int64_t first,
+                int64_t spread) {
+  for (int64_t k = 0; k < count; ++k)
+    edges.push_back({first + k % spread, v});
+}
+
+/// `count` edges out of vertex 0 to first + (7k mod 40), then a self-loop
+/// of vertex 0, on 45 vertices.
+GraphPtr withHubOutEdges(Edges edges, int64_t count, int64_t first) {
+  for (int64_t k = 0; k < count; ++k)
+    edges.push_back({0, first + (k * 7) % 40});
+  edges.push_back({0, 0});
+  return makeGraph(edges, 45, 45);
+}
+} // namespace
+
 std::vector<TestGraph> execGraphsOfKind(std::optional<GK> kind) {
   std::vector<TestGraph> out = execGraphs().ofKind(kind);
   if (kind == GK::graph) {
     static const GraphPtr hub = [] {
       Edges edges;
-      for (int64_t k = 0; k < 100; ++k)
-        edges.push_back({1 + k % 37, 0});
-      for (int64_t k = 0; k < 70; ++k)
-        edges.push_back({0, 1 + (k * 7) % 40});
-      edges.push_back({0, 0});
-      return makeGraph(edges, 45, 45);
+      addInEdges(edges, 0, 100, 1, 37);
+      return withHubOutEdges(edges, 70, 1);
     }();
     out.push_back(named("hub", GK::graph, hub));
   }
@@ -403,16 +418,10 @@ std::vector<TestGraph> execGraphsOfKind(std::optional<GK> kind) {
 TestGraph longRowsGraph() {
   static const GraphPtr graph = [] {
     Edges edges;
-    for (int64_t k = 0; k < 1100; ++k)
-      edges.push_back({1 + k % 37, 0});
-    for (int64_t k = 0; k < 513; ++k)
-      edges.push_back({2 + k % 29, 1});
-    for (int64_t k = 0; k < 512; ++k)
-      edges.push_back({3 + k % 31, 2});
-    for (int64_t k = 0; k < 700; ++k)
-      edges.push_back({0, 3 + (k * 7) % 40});
-    edges.push_back({0, 0});
-    return makeGraph(edges, 45, 45);
+    addInEdges(edges, 0, 1100, 1, 37);
+    addInEdges(edges, 1, 513, 2, 29);
+    addInEdges(edges, 2, 512, 3, 31);
+    return withHubOutEdges(edges, 700, 3);
   }();
   return named("long-rows", GK::graph, graph);
 }

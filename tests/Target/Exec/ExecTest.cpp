@@ -478,6 +478,34 @@ TEST(Seeds, StepSeedDrawsNewMasks) {
 }
 
 #ifdef GNNC_CUDA_EMULATION
+/// Runs `train` on `inputs`, then `backward` with a random cotangent, on the
+/// emulated device: the backward's arguments, its gradients, and the
+/// kernels it launched whose names contain `kernels`, in launch order.
+::testing::AssertionResult
+runBackward(const EntryInfo &train, const EntryInfo &backward,
+            const TestGraph &graph, const std::vector<Array> &inputs,
+            std::mt19937_64 &rng, llvm::StringRef kernels,
+            std::vector<Array> &backwardInputs, std::vector<Array> &grads,
+            std::vector<std::string> &launched) {
+  Call trainCall(train, graph), backwardCall(backward, graph);
+  std::vector<Array> saved;
+  if (auto r = trainCall.run(inputs, true, 0, saved); !r)
+    return r;
+  Array cotangent = randomArray(trainCall.resultShapes[0], rng);
+  if (auto r = backwardArguments(train, backward, inputs, saved, cotangent,
+                                 backwardInputs);
+      !r)
+    return r;
+  gnnc_emu_take_launches();
+  if (auto r = backwardCall.run(backwardInputs, true, 0, grads); !r)
+    return r;
+  launched.clear();
+  for (const std::string &name : gnnc_emu_take_launches())
+    if (llvm::StringRef(name).contains(kernels))
+      launched.push_back(name);
+  return ::testing::AssertionSuccess();
+}
+
 /// A GAT layer's backward makes three passes over the edges: two by
 /// destination (the second reads the first's per-destination sum, so they
 /// cannot share one) and one by source, where the gradient of the gathered
@@ -492,22 +520,12 @@ TEST(EdgePasses, GATBackwardPairsItsPassesBySource) {
   const EntryInfo *backward = findEntry(*cm->info, "GATConv.backward");
   ASSERT_TRUE(train && backward);
   const TestGraph graph = execGraphs().homogeneousGraphs().front();
-  Call trainCall(*train, graph), backwardCall(*backward, graph);
   std::mt19937_64 rng(11);
-  std::vector<Array> inputs = trainCall.randomInputs(rng), saved;
-  ASSERT_TRUE(trainCall.run(inputs, true, 0, saved));
-  Array cotangent = randomArray(trainCall.resultShapes[0], rng);
-  std::vector<Array> backwardInputs;
-  ASSERT_TRUE(backwardArguments(*train, *backward, inputs, saved, cotangent,
-                                backwardInputs));
-  gnnc_emu_take_launches();
-  std::vector<Array> grads;
-  ASSERT_TRUE(backwardCall.run(backwardInputs, true, 0, grads));
-  std::vector<std::string> launches = gnnc_emu_take_launches();
+  std::vector<Array> inputs = Call(*train, graph).randomInputs(rng);
+  std::vector<Array> backwardInputs, grads;
   std::vector<std::string> passes;
-  for (const std::string &name : launches)
-    if (name.find("_aggregate") != std::string::npos)
-      passes.push_back(name);
+  ASSERT_TRUE(runBackward(*train, *backward, graph, inputs, rng, "_aggregate",
+                          backwardInputs, grads, passes));
   EXPECT_EQ(passes.size(), 3u)
       << "aggregation kernels launched: " << llvm::join(passes, ", ");
   mlir::MLIRContext context;
@@ -551,19 +569,11 @@ TEST(LongRows, SplitOverABlock) {
   expectInterpreter(outputs, *unfused, "GCNConv", graph, inputs, false,
                     forward->results, "GCNConv", kLongRowTolerance);
 
-  Call trainCall(*train, graph), backwardCall(*backward, graph);
-  std::vector<Array> saved;
-  ASSERT_TRUE(trainCall.run(inputs, true, 0, saved));
-  Array cotangent = randomArray(trainCall.resultShapes[0], rng);
   std::vector<Array> backwardInputs, grads;
-  ASSERT_TRUE(backwardArguments(*train, *backward, inputs, saved, cotangent,
-                                backwardInputs));
-  gnnc_emu_take_launches();
-  ASSERT_TRUE(backwardCall.run(backwardInputs, true, 0, grads));
   std::vector<std::string> bySource;
-  for (const std::string &name : gnnc_emu_take_launches())
-    if (name.find("backward_aggregate") != std::string::npos)
-      bySource.push_back(name);
+  ASSERT_TRUE(runBackward(*train, *backward, graph, inputs, rng,
+                          "backward_aggregate", backwardInputs, grads,
+                          bySource));
   ASSERT_EQ(bySource.size(), 1u) << llvm::join(bySource, ", ");
   EXPECT_EQ(gnnc_emu_last_blocks(bySource[0]), 2);
   expectInterpreter(grads, *trainingIR, "GCNConv.backward", graph,

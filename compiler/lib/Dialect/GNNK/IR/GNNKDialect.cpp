@@ -120,7 +120,7 @@ LogicalResult GNNKDialect::verifyOperationAttribute(Operation *op,
     auto reduction =
         dict ? dict.getAs<IntegerAttr>("reduction") : IntegerAttr();
     if (!isa<memref::AllocaOp>(op) || !kind || !reduction || dict.size() != 2 ||
-        !llvm::is_contained(kFoldKinds, kind.getValue()))
+        !foldKindNamed(kind.getValue()))
       return op->emitError("'")
              << kFoldAttrName
              << "' must be {kind = \"sum\" | \"max\" | \"min\" | "
