@@ -10,6 +10,13 @@ collect and reshape free), the bytes of per-edge tensors among them, and
 the ratio before / after fusion. A bold row per example sums its functions
 (each instance function runs once per call of the model).
 
+Then the same for training, where the dense work is: the fused training
+module (`--emit=mlir-grad`: each function, its saving forward and its
+backward) against its kernel IR (`--emit=kernel-ir --training`), whose
+host plan reads broadcasts and transposes in place and sums products
+without storing them (the host fusions; the C++ printer's, which also
+fuses gather-dots).
+
 Sizes: a vertex tensor or a `?` vertex axis counts N rows, an edge tensor E
 rows (see --gnn-report-intermediates); on a bipartite block both sides
 count N. Only the standard library is used.
@@ -59,6 +66,12 @@ def run(cmd, stdin=None):
     return proc.stdout
 
 
+def try_run(cmd):
+    """Standard output, or None when the command fails."""
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    return proc.stdout if proc.returncode == 0 else None
+
+
 def report(gnn_opt, ir, n, e):
     """{function: (total bytes, edge bytes)} in the order printed."""
     out = run([gnn_opt,
@@ -106,10 +119,15 @@ def main():
     if not files:
         sys.exit("intermediate_bytes: no .gnn files in " + args.examples)
     lowered = []
+    training = []
     for path in files:
         unfused = run([gnnc, path, "--emit=mlir"])
         fused = run([gnnc, path, "--emit=mlir-fused"])
         lowered.append((os.path.basename(path), unfused, fused))
+        grad = try_run([gnnc, path, "--emit=mlir-grad"])
+        planned = try_run([gnnc, path, "--emit=kernel-ir", "--training"])
+        if grad is not None and planned is not None:
+            training.append((os.path.basename(path), grad, planned))
 
     for name, n, e in graphs:
         print("### %s (N = %d, E = %d)" % (name, n, e))
@@ -140,6 +158,35 @@ def main():
                   "| **%s** | **%s** |" %
                   (example, mib(sums[0]), mib(sums[1]), mib(sums[2]),
                    mib(sums[3]), ratio(sums[0], sums[2])))
+        print()
+
+    for name, n, e in graphs:
+        print("### Training, %s (N = %d, E = %d)" % (name, n, e))
+        print()
+        print("Bytes of intermediate tensors of the training functions, in "
+              "MiB: *fused* is the fused training module, *host plan* its "
+              "kernel IR after the host fusions; *ratio* is fused / host "
+              "plan.")
+        print()
+        print("| example | function | fused | host plan | ratio |")
+        print("|---|---|---:|---:|---:|")
+        for example, grad, planned in training:
+            before = report(gnn_opt, grad, n, e)
+            after = report(gnn_opt, planned, n, e)
+            sums = [0, 0]
+            for func in before:
+                if func not in after:
+                    sys.exit("intermediate_bytes: %s: @%s is missing from "
+                             "the kernel IR" % (example, func))
+                b, a = before[func][0], after[func][0]
+                sums[0] += b
+                sums[1] += a
+                if b != a:
+                    print("| %s | `@%s` | %s | %s | %s |" %
+                          (example, func, mib(b), mib(a), ratio(b, a)))
+            print("| **%s** | **all functions** | **%s** | **%s** | **%s** |"
+                  % (example, mib(sums[0]), mib(sums[1]),
+                     ratio(sums[0], sums[1])))
         print()
 
 

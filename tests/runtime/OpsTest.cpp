@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 using namespace gnnc;
@@ -224,3 +225,113 @@ TEST(OpsMatmul, SplitProductsMatchTheReference) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// mulReduceSum: reduceSum of a broadcast product without the product
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Element `flat` of `a` (shape `sa`) broadcast to `so`, by its index on
+/// every axis: the definition, not the runtime's merged walk.
+float broadcastAt(const std::vector<float> &a, const rt::Shape &sa,
+                  const rt::Shape &so, int64_t flat) {
+  int64_t offset = 0, stride = 1;
+  for (int d = so.rank - 1; d >= 0; --d) {
+    int64_t index = flat % so.dims[d];
+    flat /= so.dims[d];
+    if (sa.dims[d] != 1)
+      offset += index * stride;
+    stride *= sa.dims[d];
+  }
+  return a[offset];
+}
+
+std::vector<float> randomValues(int64_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  uint32_t state = seed;
+  for (float &x : v) {
+    state = state * 1664525u + 1013904223u;
+    x = static_cast<float>(state >> 8) / static_cast<float>(1u << 24) - 0.5f;
+  }
+  return v;
+}
+
+struct MulReduceCase {
+  rt::Shape sa, sb, so;
+  int axis;
+};
+
+} // namespace
+
+TEST(OpsMulReduce, MatchesMulThenReduceSumBitForBit) {
+  // Row dots of attention scores ([N, H, F] * [1, H, F] over F), parameter
+  // gradients ([N, H, 1] broadcast times [N, H, F] over N), both operands
+  // broadcast, long axes past the runtime's block of 1,024 (rows and
+  // columns), sizes past the parallel threshold, an axis of 1 and an
+  // empty axis.
+  const MulReduceCase cases[] = {
+      {{5, 8, 8}, {1, 8, 8}, {5, 8, 8}, 2},
+      {{1, 8, 8}, {5, 8, 8}, {5, 8, 8}, 2},
+      {{700, 8, 1}, {700, 8, 8}, {700, 8, 8}, 0},
+      {{700, 8, 1}, {1, 8, 8}, {700, 8, 8}, 2},
+      {{3, 1, 7}, {1, 4, 1}, {3, 4, 7}, 1},
+      {{3, 2500}, {1, 2500}, {3, 2500}, 1},
+      {{2, 3, 1500}, {2, 3, 1500}, {2, 3, 1500}, 1},
+      {{9000, 7}, {9000, 7}, {9000, 7}, 0},
+      {{9000, 7}, {1, 7}, {9000, 7}, 1},
+      {{40000, 1}, {40000, 3}, {40000, 3}, 0},
+      {{6, 1, 5}, {6, 1, 5}, {6, 1, 5}, 1},
+      {{4, 0, 3}, {1, 0, 3}, {4, 0, 3}, 1},
+      {{1}, {1}, {1}, 0},
+  };
+  uint32_t seed = 1;
+  for (const MulReduceCase &c : cases) {
+    std::vector<float> a = randomValues(c.sa.numElements(), seed++);
+    std::vector<float> b = randomValues(c.sb.numElements(), seed++);
+    int64_t outer = 1, len = c.so.dims[c.axis], inner = 1;
+    for (int d = 0; d < c.axis; ++d)
+      outer *= c.so.dims[d];
+    for (int d = c.axis + 1; d < c.so.rank; ++d)
+      inner *= c.so.dims[d];
+    std::string what = "axis " + std::to_string(c.axis) + " of [" +
+                       std::to_string(outer) + ", " + std::to_string(len) +
+                       ", " + std::to_string(inner) + "]";
+    // The unfused runtime: mul, then reduceSum.
+    std::vector<float> product(c.so.numElements());
+    rt::mul(a.data(), c.sa, b.data(), c.sb, product.data(), c.so);
+    std::vector<float> want(outer * inner, 7.0f);
+    rt::reduceSum(product.data(), want.data(), outer, len, inner);
+    // The definition: every product rounded, then summed in index order.
+    std::vector<float> defined(outer * inner);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        float acc = 0.0f;
+        for (int64_t j = 0; j < len; ++j) {
+          int64_t flat = (o * len + j) * inner + i;
+          volatile float p = broadcastAt(a, c.sa, c.so, flat) *
+                             broadcastAt(b, c.sb, c.so, flat);
+          acc += p;
+        }
+        defined[o * inner + i] = acc;
+      }
+    expectValues(want, defined, ("mul then reduceSum, " + what).c_str());
+    std::vector<float> got(outer * inner, 7.0f);
+    rt::mulReduceSum(a.data(), c.sa, b.data(), c.sb, c.so, got.data(), outer,
+                     len, inner);
+    expectValues(got, want, ("mulReduceSum, " + what).c_str());
+  }
+}
+
+TEST(OpsMulReduce, HandComputed) {
+  // [2, 3] * [1, 3] summed over the last axis: the dot of each row with
+  // (1, 2, 3); and over the first axis: the column sums scaled by it.
+  const std::vector<float> a = {1, 2, 3, 4, 5, 6}, w = {1, 2, 3};
+  std::vector<float> rows(2), cols(3);
+  rt::mulReduceSum(a.data(), {2, 3}, w.data(), {1, 3}, {2, 3}, rows.data(), 2,
+                   3, 1);
+  rt::mulReduceSum(a.data(), {2, 3}, w.data(), {1, 3}, {2, 3}, cols.data(), 1,
+                   2, 3);
+  expectValues(rows, {14.0f, 32.0f}, "row dots");
+  expectValues(cols, {5.0f, 14.0f, 27.0f}, "column sums");
+}

@@ -223,6 +223,33 @@ __global__ void binarySameKernel(Binary fn, const float *a, const float *b,
   GNNC_GRID_STRIDE(i, n) out[i] = applyBinary(fn, a[i], b[i]);
 }
 
+/// The strides of `sa` and `sb` broadcast to `so` (equal ranks).
+Broadcast broadcastOf(const Shape &sa, const Shape &sb, const Shape &so) {
+  Broadcast s;
+  s.rank = so.rank;
+  int64_t accA = 1, accB = 1;
+  for (int d = so.rank - 1; d >= 0; --d) {
+    s.dims[d] = so.dims[d];
+    s.strideA[d] = sa.dims[d] == 1 ? 0 : accA;
+    s.strideB[d] = sb.dims[d] == 1 ? 0 : accB;
+    accA *= sa.dims[d];
+    accB *= sb.dims[d];
+  }
+  return s;
+}
+
+/// Whether `sa` and `sb` broadcast to `so`: equal ranks, each axis 1 or
+/// that of `so`.
+bool broadcasts(const Shape &sa, const Shape &sb, const Shape &so) {
+  if (so.rank > kMaxRank || sa.rank != so.rank || sb.rank != so.rank)
+    return false;
+  for (int d = 0; d < so.rank; ++d)
+    if ((sa.dims[d] != 1 && sa.dims[d] != so.dims[d]) ||
+        (sb.dims[d] != 1 && sb.dims[d] != so.dims[d]))
+      return false;
+  return true;
+}
+
 Status binary(Binary fn, const float *a, const Shape &sa, const float *b,
               const Shape &sb, float *out, const Shape &so,
               cudaStream_t stream) {
@@ -238,17 +265,8 @@ Status binary(Binary fn, const float *a, const Shape &sa, const float *b,
     binarySameKernel<<<gridFor(n), kThreads, 0, stream>>>(fn, a, b, out, n);
     return launched("elementwise operation");
   }
-  Broadcast s;
-  s.rank = so.rank;
-  int64_t accA = 1, accB = 1;
-  for (int d = so.rank - 1; d >= 0; --d) {
-    s.dims[d] = so.dims[d];
-    s.strideA[d] = sa.dims[d] == 1 ? 0 : accA;
-    s.strideB[d] = sb.dims[d] == 1 ? 0 : accB;
-    accA *= sa.dims[d];
-    accB *= sb.dims[d];
-  }
-  binaryKernel<<<gridFor(n), kThreads, 0, stream>>>(fn, a, b, out, n, s);
+  binaryKernel<<<gridFor(n), kThreads, 0, stream>>>(fn, a, b, out, n,
+                                                    broadcastOf(sa, sb, so));
   return launched("elementwise operation");
 }
 
@@ -273,27 +291,55 @@ __device__ __forceinline__ bool better(Reduce fn, float x, float best) {
   return fn == Reduce::Max || fn == Reduce::SelectMax ? x > best : x < best;
 }
 
+/// Reads the elements of a reduction's input by flat index: a tensor, or
+/// the broadcast product of two (mulReduceSum), each product rounded
+/// before it is added (__fmul_rn is never contracted into an FMA), as mul
+/// then reduceSum round it.
+struct TensorReader {
+  const float *in;
+  __device__ __forceinline__ float operator()(int64_t i) const {
+    return in[i];
+  }
+};
+struct ProductReader {
+  const float *a, *b;
+  Broadcast s;
+  __device__ float operator()(int64_t i) const {
+    int64_t rest = i, offA = 0, offB = 0;
+    for (int d = s.rank - 1; d >= 0; --d) {
+      int64_t index = rest % s.dims[d];
+      rest /= s.dims[d];
+      offA += index * s.strideA[d];
+      offB += index * s.strideB[d];
+    }
+    return __fmul_rn(a[offA], b[offB]);
+  }
+};
+
 /// The reduction of elements [from, to) of lane (o, i), in order: the sum,
 /// or the extreme and its index.
-__device__ void reduceRange(Reduce fn, const float *in, int64_t len,
-                            int64_t inner, int64_t o, int64_t i, int64_t from,
-                            int64_t to, float &value, int64_t &index) {
-  const float *x = in + o * len * inner + i;
+template <typename Reader>
+__device__ void reduceRange(Reduce fn, Reader in, int64_t len, int64_t inner,
+                            int64_t o, int64_t i, int64_t from, int64_t to,
+                            float &value, int64_t &index) {
+  const int64_t base = o * len * inner + i;
   if (fn == Reduce::Sum || fn == Reduce::Mean) {
     float acc = 0.0f;
     for (int64_t j = from; j < to; ++j)
-      acc += x[j * inner];
+      acc += in(base + j * inner);
     value = acc;
     index = from;
     return;
   }
-  value = x[from * inner];
+  value = in(base + from * inner);
   index = from;
-  for (int64_t j = from + 1; j < to; ++j)
-    if (better(fn, x[j * inner], value)) {
-      value = x[j * inner];
+  for (int64_t j = from + 1; j < to; ++j) {
+    float x = in(base + j * inner);
+    if (better(fn, x, value)) {
+      value = x;
       index = j;
     }
+  }
 }
 
 /// Writes the result of lane (o, i): the value (mean: divided by len), or
@@ -310,7 +356,8 @@ __device__ void reduceWrite(Reduce fn, float *out, int64_t len, int64_t inner,
 }
 
 /// One thread per lane (o, i), the whole axis in order.
-__global__ void reduceDirect(Reduce fn, const float *in, float *out,
+template <typename Reader>
+__global__ void reduceDirect(Reduce fn, Reader in, float *out,
                              int64_t outer, int64_t len, int64_t inner) {
   GNNC_GRID_STRIDE(t, outer * inner) {
     int64_t o = t / inner, i = t % inner;
@@ -323,7 +370,8 @@ __global__ void reduceDirect(Reduce fn, const float *in, float *out,
 }
 
 /// Partial results: one thread per (o, chunk, i).
-__global__ void reducePartial(Reduce fn, const float *in, int64_t outer,
+template <typename Reader>
+__global__ void reducePartial(Reduce fn, Reader in, int64_t outer,
                               int64_t len, int64_t inner, int64_t chunks,
                               float *values, int64_t *indices) {
   GNNC_GRID_STRIDE(t, outer * chunks * inner) {
@@ -394,6 +442,31 @@ std::size_t cubBytes(int64_t len) {
   return bytes;
 }
 
+/// The reduction of [outer, len, inner] read through `in`, lane by lane:
+/// chunks of a long axis first when it has more than kChunk elements.
+template <typename Reader>
+Status reduceLanes(Reduce fn, Reader in, float *out, int64_t outer,
+                   int64_t len, int64_t inner, void *scratch,
+                   cudaStream_t stream) {
+  int64_t lanes = outer * inner;
+  if (len > kChunk) {
+    int64_t chunks = chunksOf(len);
+    float *values = static_cast<float *>(scratch);
+    int64_t *indices = reinterpret_cast<int64_t *>(
+        static_cast<char *>(scratch) +
+        alignUp(static_cast<int64_t>(sizeof(float)) * outer * chunks * inner));
+    reducePartial<<<gridFor(outer * chunks * inner), kThreads, 0, stream>>>(
+        fn, in, outer, len, inner, chunks, values, indices);
+    GNNC_TRY(launched("reduction"));
+    reduceCombine<<<gridFor(lanes), kThreads, 0, stream>>>(
+        fn, values, indices, out, outer, len, inner, chunks);
+    return launched("reduction");
+  }
+  reduceDirect<<<gridFor(lanes), kThreads, 0, stream>>>(fn, in, out, outer, len,
+                                                        inner);
+  return launched("reduction");
+}
+
 Status reduce(Reduce fn, const float *in, float *out, int64_t outer,
               int64_t len, int64_t inner, void *scratch, cudaStream_t stream) {
   int64_t lanes = outer * inner;
@@ -437,22 +510,8 @@ Status reduce(Reduce fn, const float *in, float *out, int64_t outer,
       return launched("reduceSelect");
     }
   }
-  if (len > kChunk) {
-    int64_t chunks = chunksOf(len);
-    float *values = static_cast<float *>(scratch);
-    int64_t *indices = reinterpret_cast<int64_t *>(
-        static_cast<char *>(scratch) +
-        alignUp(static_cast<int64_t>(sizeof(float)) * outer * chunks * inner));
-    reducePartial<<<gridFor(outer * chunks * inner), kThreads, 0, stream>>>(
-        fn, in, outer, len, inner, chunks, values, indices);
-    GNNC_TRY(launched("reduction"));
-    reduceCombine<<<gridFor(lanes), kThreads, 0, stream>>>(
-        fn, values, indices, out, outer, len, inner, chunks);
-    return launched("reduction");
-  }
-  reduceDirect<<<gridFor(lanes), kThreads, 0, stream>>>(fn, in, out, outer, len,
-                                                        inner);
-  return launched("reduction");
+  return reduceLanes(fn, TensorReader{in}, out, outer, len, inner, scratch,
+                     stream);
 }
 
 template <bool Log>
@@ -1012,6 +1071,41 @@ std::size_t reduceScratchBytes(int64_t outer, int64_t len, int64_t inner) {
            alignUp(static_cast<int64_t>(sizeof(int64_t)) * partials);
   }
   return 0;
+}
+
+std::size_t mulReduceScratchBytes(int64_t outer, int64_t len,
+                                  int64_t inner) {
+  std::size_t bytes = reduceScratchBytes(outer, len, inner);
+  if (wholeTensor(outer, len, inner)) // the products, for CUB
+    bytes += alignUp(static_cast<int64_t>(sizeof(float)) * len);
+  return bytes;
+}
+
+Status mulReduceSum(const float *a, const Shape &sa, const float *b,
+                    const Shape &sb, const Shape &product, float *out,
+                    int64_t outer, int64_t len, int64_t inner, void *scratch,
+                    cudaStream_t stream) {
+  if (outer * inner <= 0)
+    return Status::success();
+  if (len <= 0)
+    return fill(out, outer * inner, 0.0f, stream);
+  if (!broadcasts(sa, sb, product) ||
+      product.numElements() != outer * len * inner)
+    return Status::error("mulReduceSum: the shapes do not broadcast to the "
+                         "product [outer, len, inner]");
+  if (len > INT_MAX)
+    return Status::error("reduction: an axis of more than 2^31 elements");
+  if (wholeTensor(outer, len, inner)) {
+    // A device-wide sum: the products first, then CUB over them.
+    float *products = reinterpret_cast<float *>(
+        static_cast<char *>(scratch) + reduceScratchBytes(outer, len, inner));
+    GNNC_TRY(mul(a, sa, b, sb, products, product, stream));
+    return reduce(Reduce::Sum, products, out, outer, len, inner, scratch,
+                  stream);
+  }
+  return reduceLanes(Reduce::Sum,
+                     ProductReader{a, b, broadcastOf(sa, sb, product)}, out,
+                     outer, len, inner, scratch, stream);
 }
 
 #define GNNC_REDUCE(name, fn)                                                  \

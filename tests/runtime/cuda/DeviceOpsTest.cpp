@@ -356,6 +356,33 @@ TEST(CudaDeviceOps, DenseOps) {
             .ok());
     expectNear(down(dsm), sm, "softmax", 1e-3f);
   }
+  // mulReduceSum: row dots, column sums, a chunked axis and a whole-tensor
+  // (CUB) sum, against the host's.
+  struct MulReduce {
+    rt::Shape sa, sb, so;
+    int64_t outer, len, inner;
+  };
+  for (const MulReduce &m :
+       {MulReduce{{50, 8, 8}, {1, 8, 8}, {50, 8, 8}, 400, 8, 1},
+        MulReduce{{900, 8, 1}, {900, 8, 8}, {900, 8, 8}, 1, 900, 64},
+        MulReduce{{3, 5, 7}, {3, 1, 7}, {3, 5, 7}, 3, 5, 7},
+        MulReduce{{10000}, {10000}, {10000}, 1, 10000, 1}}) {
+    std::vector<float> ma = randomVector(m.sa.numElements(), rng),
+                       mb = randomVector(m.sb.numElements(), rng);
+    std::vector<float> want(m.outer * m.inner);
+    rt::mulReduceSum(ma.data(), m.sa, mb.data(), m.sb, m.so, want.data(),
+                     m.outer, m.len, m.inner);
+    cu::DeviceTensor dma = up(ma), dmb = up(mb), got = blank(want.size());
+    cu::DeviceBuffer scratch;
+    ASSERT_TRUE(cu::DeviceBuffer::allocate(
+                    cu::mulReduceScratchBytes(m.outer, m.len, m.inner), scratch)
+                    .ok());
+    ASSERT_TRUE(cu::mulReduceSum(dma.data(), m.sa, dmb.data(), m.sb, m.so,
+                                 got.data(), m.outer, m.len, m.inner,
+                                 scratch.data(), nullptr)
+                    .ok());
+    expectNear(down(got), want, "mulReduceSum", 1e-3f);
+  }
   // transpose and copyRows
   std::vector<float> t = randomVector(2 * 3 * 4, rng), tw(24);
   rt::transpose(t.data(), tw.data(), 2, 3, 4);

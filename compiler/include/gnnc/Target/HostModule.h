@@ -270,6 +270,10 @@ protected:
     return dims(v, 0, axis) + ", " + dims(v, axis, axis + 1) + ", " +
            dims(v, axis + 1, shapes.shape(v).size());
   }
+  /// The operands of an elementwise op with their shapes aligned to its
+  /// result ("a, {N, 8, 1}, b, {1, 8, 8}"); an absorbed broadcast is read
+  /// as its input.
+  std::string binaryOperands(gnn::BinaryOp b);
   /// The (outer, len, inner) sizes of a reduction of `input` over `axis`
   /// (of its rows, when it is a vertex or edge tensor), or over whole rows
   /// when there is no axis.
@@ -384,10 +388,10 @@ protected:
   /// input that print nothing, fused ops print nothing.
   HostFusions fusions;
   /// Ops that only name another buffer (attach, collect, reshape, absorbed
-  /// transposes).
+  /// transposes and broadcasts).
   bool isView(mlir::Operation *op) const {
     return mlir::isa<gnn::AttachOp, gnn::CollectOp, gnn::ReshapeOp>(op) ||
-           fusions.absorbedTransposes.count(op);
+           isAbsorbed(fusions, op);
   }
   /// Whether a printed op reads `v`'s data (broadcast_like reads only the
   /// shape of its second operand, which is known without it).

@@ -5,12 +5,17 @@
 // the kernel IR (`gnnk-plan-host-fusion`, `gnnk-plan-workspace`;
 // docs/architecture.md, "Host plan"):
 //
-//  - the host fusions of the C++ runtime: a transpose that matmuls read in
-//    place (`gnn.host_fusion = "transposed_read"`), and the gradient of an
-//    edge weight, `reduce sum` of `mul(gather(x), gather(y))`, computed in
-//    one pass over the edges (`gnn.host_fusion = "gather_dot"` on the
-//    reduce, `gnn.fusion_group` on it and on the ops it absorbs); the
-//    function says how many it has (`gnn.host_fusions`);
+//  - the host fusions of the runtimes: a transpose that matmuls read in
+//    place (`gnn.host_fusion = "transposed_read"`); a `broadcast_like`
+//    that only elementwise ops read, which read its input in place,
+//    broadcasting it as they broadcast their operands
+//    (`"broadcast_read"`); `reduce sum` of a product nothing else reads,
+//    computed without the product tensor (`"mul_reduce"` on the reduce,
+//    rt::mulReduceSum); and, in the C++ runtime, the gradient of an edge
+//    weight, `reduce sum` of `mul(gather(x), gather(y))`, computed in one
+//    pass over the edges (`"gather_dot"`). A fusion of several ops has
+//    `gnn.fusion_group` on its root and on the ops it absorbs; the
+//    function says how many fusions it has (`gnn.host_fusions`);
 //  - the workspace of each host function, per printer (`gnn.workspace =
 //    {cpp = [...], cuda = [...]}`): its slots in placement order, each with
 //    the op that needs it (position in the body), what it holds (a result,
@@ -45,9 +50,11 @@
 namespace gnnc::target {
 
 /// Attribute names of the host plan.
-inline constexpr llvm::StringLiteral kHostFusionAttr = "gnn.host_fusion";
-inline constexpr llvm::StringLiteral kFusionGroupAttr = "gnn.fusion_group";
-inline constexpr llvm::StringLiteral kHostFusionsAttr = "gnn.host_fusions";
+inline constexpr llvm::StringLiteral kHostFusionAttr = gnn::kHostFusionAttrName;
+inline constexpr llvm::StringLiteral kFusionGroupAttr =
+    gnn::kFusionGroupAttrName;
+inline constexpr llvm::StringLiteral kHostFusionsAttr =
+    gnn::kHostFusionsAttrName;
 inline constexpr llvm::StringLiteral kWorkspaceAttr = "gnn.workspace";
 
 /// What of the host plan depends on the printer (and the runtime its host
@@ -89,12 +96,32 @@ void planHostFusions(mlir::func::FuncOp func);
 struct HostFusions {
   /// Transposes that matmuls read in place: views that print nothing.
   llvm::DenseSet<mlir::Operation *> absorbedTransposes;
+  /// Broadcasts that elementwise ops read in place: views of their input
+  /// that print nothing.
+  llvm::DenseSet<mlir::Operation *> absorbedBroadcasts;
+  /// The reduces computed as rt::mulReduceSum, with their product.
+  llvm::DenseMap<mlir::Operation *, gnn::BinaryOp> mulReduces;
   /// Ops that another op prints.
   llvm::DenseSet<mlir::Operation *> fusedOps;
   /// The reduces computed as one gather-dot pass, with their two gathers.
   llvm::DenseMap<mlir::Operation *, std::pair<gnn::GatherOp, gnn::GatherOp>>
       gatherDots;
 };
+
+/// Whether `op` is a view that a fusion makes of an op that would compute
+/// (an absorbed transpose or broadcast).
+inline bool isAbsorbed(const HostFusions &fusions, mlir::Operation *op) {
+  return fusions.absorbedTransposes.count(op) ||
+         fusions.absorbedBroadcasts.count(op);
+}
+
+/// The value a view (attach, collect, reshape, an absorbed transpose or
+/// broadcast) names.
+inline mlir::Value viewedValue(mlir::Operation *view) {
+  if (auto b = llvm::dyn_cast<gnn::BroadcastLikeOp>(view))
+    return b.getInput();
+  return view->getOperand(view->getNumOperands() - 1);
+}
 
 /// Reads the recorded host fusions of `func` (the gather-dots only with
 /// `gatherDots`); reports an error when they are missing or do not match

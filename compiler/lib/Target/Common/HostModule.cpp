@@ -310,14 +310,13 @@ LogicalResult HostFunctionPrinter::plan() {
   for (Operation &op : body) {
     for (Value r : op.getResults())
       groupOf[r] = r;
-    if (isView(&op) && op.getOperand(op.getNumOperands() - 1).hasOneUse()) {
-      Value in = op.getOperand(op.getNumOperands() - 1);
+    if (isView(&op) && viewedValue(&op).hasOneUse()) {
+      Value in = viewedValue(&op);
       if (groupOf.count(in)) {
         Value root = groupOf[in];
         groupOf[op.getResult(0)] = root;
         auto viewBase = base[op.getResult(0)];
-        if (viewBase.second && !base[root].second &&
-            !fusions.absorbedTransposes.count(&op))
+        if (viewBase.second && !base[root].second && !isAbsorbed(fusions, &op))
           base[root] = viewBase;
       }
     }
@@ -352,11 +351,11 @@ LogicalResult HostFunctionPrinter::plan() {
         continue;
       }
       if (isView(&op)) {
-        Storage &in = storage[op.getOperand(op.getNumOperands() - 1)];
+        Storage &in = storage[viewedValue(&op)];
         s.kind = Storage::Alias;
         s.isConst = in.isConst;
-        Value input = op.getOperand(op.getNumOperands() - 1);
-        bool own = base[r].second && !fusions.absorbedTransposes.count(&op) &&
+        Value input = viewedValue(&op);
+        bool own = base[r].second && !isAbsorbed(fusions, &op) &&
                    (!base.count(input) || base[input].first != base[r].first);
         s.name = own ? namer.unique(base[r].first, std::to_string(number[r]))
                      : in.name;
@@ -497,6 +496,23 @@ std::string HostFunctionPrinter::capitalized(StringRef s) {
   return out;
 }
 
+std::string HostFunctionPrinter::binaryOperands(gnn::BinaryOp b) {
+  auto [sa, sb] = shapes.alignedOperands(b);
+  size_t rank = shapes.shape(b.getResult()).size();
+  // An absorbed broadcast is read as its input, which the op broadcasts
+  // itself: the input's shape aligned to the broadcast's, then to the op's.
+  auto operand = [&](Value v, Shape aligned) {
+    Operation *def = v.getDefiningOp();
+    if (!def || !fusions.absorbedBroadcasts.count(def))
+      return ptr(v) + ", " + shapeList(aligned);
+    Shape input = shapes.alignedOperands(def).first;
+    input.insert(input.begin(), rank - std::min(rank, input.size()),
+                 Dim::constant(1));
+    return ptr(viewedValue(def)) + ", " + shapeList(input);
+  };
+  return operand(b.getLhs(), sa) + ", " + operand(b.getRhs(), sb);
+}
+
 std::string HostFunctionPrinter::reduceSplit(Value input, IntegerAttr axis) {
   size_t offset = gnn::tensorOf(input).isVertexOrEdge() ? 1 : 0;
   if (axis)
@@ -592,10 +608,8 @@ LogicalResult HostFunctionPrinter::printRuntimeOp(Operation *op, CodeWriter &w,
         return success();
       })
       .Case<BinaryOp>([&](BinaryOp b) -> LogicalResult {
-        auto [sa, sb] = shapes.alignedOperands(op);
         call(stringifyBinaryFn(b.getFn()).str(),
-             in(b.getLhs()) + ", " + shapeList(sa) + ", " + in(b.getRhs()) +
-                 ", " + shapeList(sb) + ", " + out() + ", " +
+             binaryOperands(b) + ", " + out() + ", " +
                  shapeList(shapes.shape(b.getResult())));
         return success();
       })

@@ -104,6 +104,35 @@ void gnnc::target::planHostFusions(func::FuncOp func) {
       member->setAttr(kFusionGroupAttr, id);
     ++count;
   }
+  // Any other `reduce sum` of a product that nothing else reads (a row dot
+  // such as GAT's `sum(h * a_src, -1)`, a parameter's gradient summed over
+  // the vertices): one pass without the product tensor (rt::mulReduceSum).
+  for (Operation &op : body) {
+    auto r = dyn_cast<gnn::ReduceOp>(op);
+    if (!r || r.getFn() != gnn::ReduceFn::sum || op.hasAttr(kHostFusionAttr))
+      continue;
+    auto m = r.getInput().getDefiningOp<gnn::BinaryOp>();
+    if (!m || m.getFn() != gnn::BinaryFn::mul || !m->hasOneUse() ||
+        m->hasAttr(kFusionGroupAttr))
+      continue;
+    IntegerAttr id = b.getI64IntegerAttr(group++);
+    op.setAttr(kHostFusionAttr, b.getStringAttr("mul_reduce"));
+    op.setAttr(kFusionGroupAttr, id);
+    m->setAttr(kFusionGroupAttr, id);
+    ++count;
+  }
+  // Broadcasts that only elementwise ops read (the derivative of a
+  // reduction spreading a gradient back over the reduced axis): the ops
+  // broadcast the input themselves, as they broadcast any operand.
+  for (Operation &op : body) {
+    auto bl = dyn_cast<gnn::BroadcastLikeOp>(op);
+    if (!bl || bl.getResult().use_empty() ||
+        !llvm::all_of(bl.getResult().getUsers(),
+                      [](Operation *user) { return isa<gnn::BinaryOp>(user); }))
+      continue;
+    op.setAttr(kHostFusionAttr, b.getStringAttr("broadcast_read"));
+    ++count;
+  }
   func->setAttr(kHostFusionsAttr, b.getI64IntegerAttr(count));
 }
 
@@ -120,37 +149,56 @@ LogicalResult gnnc::target::readHostFusions(func::FuncOp func,
     if (!kind)
       continue;
     auto name = dyn_cast<StringAttr>(kind);
-    if (name && name.getValue() == "transposed_read" &&
-        isa<gnn::TransposeOp>(op) &&
-        llvm::all_of(op.getResult(0).getUsers(),
-                     [](Operation *u) { return isa<gnn::MatmulOp>(u); })) {
-      fusions.absorbedTransposes.insert(&op);
-      continue;
-    }
-    if (!gatherDots)
-      continue;
+    StringRef fusion = name ? name.getValue() : "";
     auto group = op.getAttrOfType<IntegerAttr>(kFusionGroupAttr);
+    auto onlyUsers = [&](auto isUser) {
+      return llvm::all_of(op.getResult(0).getUsers(), isUser);
+    };
+    auto inGroup = [&](Operation *o) {
+      return o && o->getAttr(kFusionGroupAttr) == group;
+    };
     auto r = dyn_cast<gnn::ReduceOp>(op);
     auto m = r ? r.getInput().getDefiningOp<gnn::BinaryOp>() : nullptr;
     auto x = m ? m.getLhs().getDefiningOp<gnn::GatherOp>() : nullptr;
     auto y = m ? m.getRhs().getDefiningOp<gnn::GatherOp>() : nullptr;
-    auto inGroup = [&](Operation *o) {
-      return o && o->getAttr(kFusionGroupAttr) == group;
-    };
-    if (!name || name.getValue() != "gather_dot" || !group || !x || !y ||
-        !inGroup(m) || !inGroup(x) || !inGroup(y) ||
-        !roots.try_emplace(group.getInt(), &op).second)
+    bool ok = false;
+    if (fusion == "transposed_read") {
+      ok = !group && isa<gnn::TransposeOp>(op) &&
+           onlyUsers([](Operation *u) { return isa<gnn::MatmulOp>(u); });
+      if (ok)
+        fusions.absorbedTransposes.insert(&op);
+    } else if (fusion == "broadcast_read") {
+      ok = !group && isa<gnn::BroadcastLikeOp>(op) &&
+           onlyUsers([](Operation *u) { return isa<gnn::BinaryOp>(u); });
+      if (ok)
+        fusions.absorbedBroadcasts.insert(&op);
+    } else if (fusion == "mul_reduce") {
+      ok = group && m && r.getFn() == gnn::ReduceFn::sum &&
+           m.getFn() == gnn::BinaryFn::mul && m->hasOneUse() && inGroup(m) &&
+           roots.try_emplace(group.getInt(), &op).second;
+      if (ok) {
+        fusions.mulReduces[&op] = m;
+        fusions.fusedOps.insert(m);
+      }
+    } else if (fusion == "gather_dot") {
+      // Checked for every printer; printed fused where it can.
+      ok = group && x && y && inGroup(m) && inGroup(x) && inGroup(y) &&
+           roots.try_emplace(group.getInt(), &op).second;
+      if (ok && gatherDots) {
+        fusions.gatherDots[&op] = {x, y};
+        fusions.fusedOps.insert(m);
+        fusions.fusedOps.insert(x);
+        fusions.fusedOps.insert(y);
+      }
+    }
+    if (!ok)
       return op.emitError("malformed host fusion '") << kind << "'";
-    fusions.gatherDots[&op] = {x, y};
-    fusions.fusedOps.insert(m);
-    fusions.fusedOps.insert(x);
-    fusions.fusedOps.insert(y);
   }
   for (Operation &op : body)
     if (auto group = op.getAttrOfType<IntegerAttr>(kFusionGroupAttr);
-        gatherDots && group && !roots.count(group.getInt()))
+        group && !roots.count(group.getInt()))
       return op.emitError("fusion group ")
-             << group.getInt() << " has no gather_dot";
+             << group.getInt() << " has no gather_dot or mul_reduce";
   return success();
 }
 
@@ -182,7 +230,7 @@ llvm::SmallBitVector gnnc::target::optionalResults(func::FuncOp func,
 
 bool HostStorage::isView(Operation *op) const {
   return isa<gnn::AttachOp, gnn::CollectOp, gnn::ReshapeOp>(op) ||
-         fusions.absorbedTransposes.count(op);
+         isAbsorbed(fusions, op);
 }
 
 bool HostStorage::isUsed(Value v) const {
@@ -198,7 +246,7 @@ Value HostStorage::bufferRoot(Value v) const {
   while (Operation *def = v.getDefiningOp()) {
     if (!isView(def))
       break;
-    v = def->getOperand(def->getNumOperands() - 1);
+    v = viewedValue(def);
   }
   return v;
 }
@@ -229,6 +277,9 @@ HostStorage::HostStorage(
       operands.push_back(x.getInput());
       operands.push_back(y.getInput());
     }
+    // A mul_reduce reads the product's operands.
+    if (auto m = fusions.mulReduces.find(&op); m != fusions.mulReduces.end())
+      operands.append(m->second->operand_begin(), m->second->operand_end());
     for (Value operand : operands) {
       unsigned &last = lastUse[bufferRoot(operand)];
       last = std::max(last, position[&op]);
@@ -393,7 +444,7 @@ std::vector<WorkspaceSlot> planFunctionWorkspace(func::FuncOp func,
       add(WorkspaceSlot::Scratch, &op, 0, 0,
           "align64(" + bytesOf(8, count) + ")");
     };
-    auto reduceScratch = [&](auto r) {
+    auto reduceScratch = [&](auto r, StringRef what) {
       Value input = r.getInput();
       IntegerAttr axis = r.getAxisAttr();
       size_t offset = gnn::tensorOf(input).isVertexOrEdge() ? 1 : 0;
@@ -408,7 +459,7 @@ std::vector<WorkspaceSlot> planFunctionWorkspace(func::FuncOp func,
             dims(input, 0, offset) + ", " + dims(input, offset, rank) + ", 1";
       }
       add(WorkspaceSlot::Scratch, &op, 0, 0,
-          "align64(reduce_scratch(" + parts + "))");
+          "align64(" + what.str() + "(" + parts + "))");
     };
     if (traits.readoutScratch) {
       if (auto r = dyn_cast<gnn::ReadoutOp>(op))
@@ -418,9 +469,10 @@ std::vector<WorkspaceSlot> planFunctionWorkspace(func::FuncOp func,
     }
     if (traits.reduceScratch) {
       if (auto r = dyn_cast<gnn::ReduceOp>(op))
-        reduceScratch(r);
+        reduceScratch(r, fusions.mulReduces.count(&op) ? "mul_reduce_scratch"
+                                                       : "reduce_scratch");
       if (auto r = dyn_cast<gnn::ReduceSelectOp>(op))
-        reduceScratch(r);
+        reduceScratch(r, "reduce_scratch");
     }
     if (call)
       add(WorkspaceSlot::Callee, &op, 0, 0,

@@ -651,6 +651,15 @@ LogicalResult HostPrinter::printOp(Operation *op, CodeWriter &w,
         }
         Value input = r.getInput();
         std::string parts = reduceSplit(input, r.getAxisAttr());
+        if (auto m = fusions.mulReduces.find(op);
+            m != fusions.mulReduces.end()) {
+          // The products are summed as they are computed.
+          BinaryOp mul = m->second;
+          w.line("rt::mulReduceSum(" + binaryOperands(mul) + ", " +
+                 shapeList(shapes.shape(mul.getResult())) + ", " + out() +
+                 ", " + parts + ");");
+          return success();
+        }
         std::string fn = capitalized(stringifyReduceFn(r.getFn()));
         w.line(std::string("rt::reduce") +
                (isa<ReduceSelectOp>(op) ? "Select" : "") + fn + "(" +

@@ -1462,13 +1462,26 @@ LogicalResult HostPrinter::printOp(Operation *op, CodeWriter &w,
       .Case<ReduceOp, ReduceSelectOp>([&](auto r) -> LogicalResult {
         Value input = r.getInput();
         std::string parts = reduceSplit(input, r.getAxisAttr());
+        auto m = fusions.mulReduces.find(op);
+        bool product = m != fusions.mulReduces.end();
         // Scratch for the partial results of long reductions.
         std::string scratchName = namer.unique(out() + "_scratch");
         addSlot(
             scratchName,
-            "rt::alignUp(static_cast<int64_t>(rt::cuda::reduceScratchBytes(" +
+            std::string("rt::alignUp(static_cast<int64_t>(rt::cuda::") +
+                (product ? "mulReduceScratchBytes(" : "reduceScratchBytes(") +
                 parts + ")))",
             op);
+        if (product) {
+          // The products are summed as they are computed.
+          BinaryOp mul = m->second;
+          call("mulReduceSum", binaryOperands(mul) + ", " +
+                                   shapeList(shapes.shape(mul.getResult())) +
+                                   ", " + out() + ", " + parts +
+                                   ", rt::wsBytes(workspace, layout." +
+                                   scratchName + ")");
+          return success();
+        }
         std::string fn = capitalized(stringifyReduceFn(r.getFn()));
         call(std::string("reduce") + (isa<ReduceSelectOp>(op) ? "Select" : "") +
                  fn,

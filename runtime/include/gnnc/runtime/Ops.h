@@ -162,6 +162,12 @@ void matmulT(const float *a, bool transA, const float *w, bool transW,
 /// max and min keep the first extreme; an empty axis gives 0.
 void reduceSum(const float *in, float *out, int64_t outer, int64_t len,
                int64_t inner);
+/// reduceSum of `a * b` (broadcast as mul broadcasts them to `product`,
+/// which is [outer, len, inner] flattened) without the product tensor: the
+/// same floats as mul then reduceSum.
+void mulReduceSum(const float *a, const Shape &sa, const float *b,
+                  const Shape &sb, const Shape &product, float *out,
+                  int64_t outer, int64_t len, int64_t inner);
 void reduceMean(const float *in, float *out, int64_t outer, int64_t len,
                 int64_t inner);
 void reduceMax(const float *in, float *out, int64_t outer, int64_t len,

@@ -307,6 +307,25 @@ GNNC_EMU_REDUCE(reduceMin)
 GNNC_EMU_REDUCE(reduceSelectMax)
 GNNC_EMU_REDUCE(reduceSelectMin)
 
+std::size_t gnnc::rt::cuda::mulReduceScratchBytes(int64_t outer, int64_t len,
+                                                  int64_t inner) {
+  // The worst case of the device (a whole-tensor sum keeps the products
+  // beside the reduction's scratch).
+  return reduceScratchBytes(outer, len, inner) + alignUp(4 * len);
+}
+Status gnnc::rt::cuda::mulReduceSum(const float *a, const Shape &sa,
+                                    const float *b, const Shape &sb,
+                                    const Shape &product, float *out,
+                                    int64_t outer, int64_t len, int64_t inner,
+                                    void *scratch, cudaStream_t stream) {
+  return enqueue("mulReduceSum", stream, [=] {
+    std::size_t bytes = mulReduceScratchBytes(outer, len, inner);
+    if (bytes)
+      std::memset(scratch, 0xFF, bytes);
+    rt::mulReduceSum(a, sa, b, sb, product, out, outer, len, inner);
+  });
+}
+
 Status gnnc::rt::cuda::softmax(const float *in, float *out, int64_t outer,
                                int64_t len, int64_t inner,
                                cudaStream_t stream) {

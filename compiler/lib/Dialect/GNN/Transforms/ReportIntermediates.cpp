@@ -2,7 +2,7 @@
 //
 // Part of gnnc. Measures what fusion saves: the bytes of every tensor a
 // function computes on the way to its result, for given vertex and edge
-// counts.
+// counts (on kernel IR, after the host fusions of its host plan).
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,6 +51,14 @@ struct ReportPass
       for (Operation &op : func.getBody().front()) {
         // Views do not allocate: attach, collect and reshape reuse storage.
         if (isa<AttachOp, CollectOp, ReshapeOp>(op))
+          continue;
+        // Nor do the ops a host fusion absorbs, on kernel IR with the host
+        // plan: those of a fusion group other than its root, and the
+        // transposes and broadcasts read in place.
+        auto fusion = op.getAttrOfType<StringAttr>(kHostFusionAttrName);
+        if ((!fusion && op.hasAttr(kFusionGroupAttrName)) ||
+            (fusion && (fusion.getValue() == "transposed_read" ||
+                        fusion.getValue() == "broadcast_read")))
           continue;
         for (Value result : op.getResults()) {
           auto t = dyn_cast<DomainTensorType>(result.getType());

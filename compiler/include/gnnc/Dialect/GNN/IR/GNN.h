@@ -67,6 +67,14 @@ constexpr llvm::StringLiteral kTrainOfAttrName = "gnn.train_of";
 /// backward that reads it: the name of a value kept between the two.
 constexpr llvm::StringLiteral kSavedAttrName = "gnn.saved";
 
+/// Op attributes of the host plan (gnnk-plan-host-fusion,
+/// gnnc/Target/HostPlan.h): the kind of a host fusion on the op that prints
+/// it, the group of the ops a fusion absorbs, and, on a function, how many
+/// fusions it has.
+constexpr llvm::StringLiteral kHostFusionAttrName = "gnn.host_fusion";
+constexpr llvm::StringLiteral kFusionGroupAttrName = "gnn.fusion_group";
+constexpr llvm::StringLiteral kHostFusionsAttrName = "gnn.host_fusions";
+
 /// The gnn tensor type of `v`, which must have one.
 inline DomainTensorType tensorOf(mlir::Value v) {
   return mlir::cast<DomainTensorType>(v.getType());

@@ -148,6 +148,15 @@ Status reduceSelectMax(const float *in, float *out, int64_t outer, int64_t len,
                        int64_t inner, void *scratch, cudaStream_t stream);
 Status reduceSelectMin(const float *in, float *out, int64_t outer, int64_t len,
                        int64_t inner, void *scratch, cudaStream_t stream);
+/// rt::mulReduceSum: reduceSum of the broadcast product `a * b` without
+/// the product tensor (each product rounded before it is added), with the
+/// scratch of mulReduceScratchBytes (a whole-tensor sum keeps the products
+/// there for CUB).
+std::size_t mulReduceScratchBytes(int64_t outer, int64_t len, int64_t inner);
+Status mulReduceSum(const float *a, const Shape &sa, const float *b,
+                    const Shape &sb, const Shape &product, float *out,
+                    int64_t outer, int64_t len, int64_t inner, void *scratch,
+                    cudaStream_t stream);
 Status softmax(const float *in, float *out, int64_t outer, int64_t len,
                int64_t inner, cudaStream_t stream);
 Status logSoftmax(const float *in, float *out, int64_t outer, int64_t len,
