@@ -692,6 +692,32 @@ void gnnc::rt::mul(const float *a, const Shape &sa, const float *b,
                    const Shape &sb, float *out, const Shape &so) {
   binaryMap(a, sa, b, sb, out, so, [](float x, float y) { return x * y; });
 }
+void gnnc::rt::addMul(const float *x, const Shape &sx, const float *y,
+                      const Shape &sy, const float *z, const Shape &sz,
+                      float *out, const Shape &so) {
+  const int64_t n = so.numElements();
+  if (n == 0)
+    return;
+  // In blocks: the products into one buffer and x, broadcast, into another
+  // (so that no product is contracted into a fused multiply-add), then
+  // their sums.
+  const BroadcastPlan products(sy, sz, so), addends(sx, sx, so);
+  constexpr int64_t kBlock = 1024;
+  const auto times = [](float a, float b) { return a * b; };
+  const auto first = [](float a, float) { return a; };
+  parallelFor((n + kBlock - 1) / kBlock, n > kParallelThreshold,
+              [&](int64_t blk) {
+                float p[kBlock], a[kBlock];
+                const int64_t begin = blk * kBlock;
+                const int64_t count = std::min(kBlock, n - begin);
+                products.apply(y, z, begin, count, p, times);
+                addends.apply(x, x, begin, count, a, first);
+                float *__restrict o = out + begin;
+#pragma omp simd
+                for (int64_t k = 0; k < count; ++k)
+                  o[k] = a[k] + p[k];
+              });
+}
 void gnnc::rt::div(const float *a, const Shape &sa, const float *b,
                    const Shape &sb, float *out, const Shape &so) {
   binaryMap(a, sa, b, sb, out, so, [](float x, float y) { return x / y; });

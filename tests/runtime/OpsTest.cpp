@@ -335,3 +335,38 @@ TEST(OpsMulReduce, HandComputed) {
   expectValues(rows, {14.0f, 32.0f}, "row dots");
   expectValues(cols, {5.0f, 14.0f, 27.0f}, "column sums");
 }
+
+TEST(OpsAddMul, MatchesMulThenAddBitForBit) {
+  // A gradient accumulated from a broadcast product (GAT's h + ed * a_dst
+  // over [N, 8, 8]), every operand broadcast, sizes past the block of
+  // 1,024 and the parallel threshold, and an empty tensor.
+  struct Case {
+    rt::Shape sx, sy, sz, so;
+  };
+  const Case cases[] = {
+      {{300, 8, 8}, {300, 8, 1}, {1, 8, 8}, {300, 8, 8}},
+      {{1, 1, 7}, {5000, 1, 7}, {5000, 3, 1}, {5000, 3, 7}},
+      {{40000, 2}, {40000, 2}, {40000, 2}, {40000, 2}},
+      {{1}, {1}, {1}, {1}},
+      {{0, 4}, {0, 4}, {1, 4}, {0, 4}},
+  };
+  uint32_t seed = 100;
+  for (const Case &c : cases) {
+    std::vector<float> x = randomValues(c.sx.numElements(), seed++);
+    std::vector<float> y = randomValues(c.sy.numElements(), seed++);
+    std::vector<float> z = randomValues(c.sz.numElements(), seed++);
+    const int64_t n = c.so.numElements();
+    std::vector<float> product(n), want(n), got(n, 7.0f), defined(n);
+    rt::mul(y.data(), c.sy, z.data(), c.sz, product.data(), c.so);
+    rt::add(x.data(), c.sx, product.data(), c.so, want.data(), c.so);
+    for (int64_t i = 0; i < n; ++i) {
+      volatile float p =
+          broadcastAt(y, c.sy, c.so, i) * broadcastAt(z, c.sz, c.so, i);
+      defined[i] = broadcastAt(x, c.sx, c.so, i) + p;
+    }
+    expectValues(want, defined, "mul then add");
+    rt::addMul(x.data(), c.sx, y.data(), c.sy, z.data(), c.sz, got.data(),
+               c.so);
+    expectValues(got, want, "addMul");
+  }
+}

@@ -270,6 +270,24 @@ Status binary(Binary fn, const float *a, const Shape &sa, const float *b,
   return launched("elementwise operation");
 }
 
+/// `out = x + y * z` with the strides of x (as a, against itself) and of y
+/// and z; the product is rounded first (__fmul_rn is never contracted).
+__global__ void addMulKernel(const float *x, const float *y, const float *z,
+                             float *out, int64_t n, Broadcast sx,
+                             Broadcast syz) {
+  GNNC_GRID_STRIDE(i, n) {
+    int64_t rest = i, offX = 0, offY = 0, offZ = 0;
+    for (int d = syz.rank - 1; d >= 0; --d) {
+      int64_t index = rest % syz.dims[d];
+      rest /= syz.dims[d];
+      offX += index * sx.strideA[d];
+      offY += index * syz.strideA[d];
+      offZ += index * syz.strideB[d];
+    }
+    out[i] = x[offX] + __fmul_rn(y[offY], z[offZ]);
+  }
+}
+
 __global__ void dropoutKernel(const float *in, float *out, int64_t n,
                               uint64_t seed, uint64_t threshold, float scale) {
   GNNC_GRID_STRIDE(i, n) {
@@ -1071,6 +1089,19 @@ std::size_t reduceScratchBytes(int64_t outer, int64_t len, int64_t inner) {
            alignUp(static_cast<int64_t>(sizeof(int64_t)) * partials);
   }
   return 0;
+}
+
+Status addMul(const float *x, const Shape &sx, const float *y, const Shape &sy,
+              const float *z, const Shape &sz, float *out, const Shape &so,
+              cudaStream_t stream) {
+  int64_t n = so.numElements();
+  if (n <= 0)
+    return Status::success();
+  if (!broadcasts(sx, sx, so) || !broadcasts(sy, sz, so))
+    return Status::error("addMul: the shapes do not broadcast to the result");
+  addMulKernel<<<gridFor(n), kThreads, 0, stream>>>(
+      x, y, z, out, n, broadcastOf(sx, sx, so), broadcastOf(sy, sz, so));
+  return launched("addMul");
 }
 
 std::size_t mulReduceScratchBytes(int64_t outer, int64_t len,

@@ -383,6 +383,20 @@ TEST(CudaDeviceOps, DenseOps) {
                     .ok());
     expectNear(down(got), want, "mulReduceSum", 1e-3f);
   }
+  // addMul against the host's.
+  {
+    rt::Shape sx{300, 8, 8}, sy{300, 8, 1}, sz{1, 8, 8};
+    std::vector<float> x = randomVector(300 * 64, rng),
+                       y = randomVector(300 * 8, rng),
+                       z = randomVector(64, rng);
+    std::vector<float> want(300 * 64);
+    rt::addMul(x.data(), sx, y.data(), sy, z.data(), sz, want.data(), sx);
+    cu::DeviceTensor dx = up(x), dy = up(y), dz = up(z), got = blank(300 * 64);
+    ASSERT_TRUE(cu::addMul(dx.data(), sx, dy.data(), sy, dz.data(), sz,
+                           got.data(), sx, nullptr)
+                    .ok());
+    expectNear(down(got), want, "addMul");
+  }
   // transpose and copyRows
   std::vector<float> t = randomVector(2 * 3 * 4, rng), tw(24);
   rt::transpose(t.data(), tw.data(), 2, 3, 4);

@@ -270,10 +270,13 @@ protected:
     return dims(v, 0, axis) + ", " + dims(v, axis, axis + 1) + ", " +
            dims(v, axis + 1, shapes.shape(v).size());
   }
-  /// The operands of an elementwise op with their shapes aligned to its
-  /// result ("a, {N, 8, 1}, b, {1, 8, 8}"); an absorbed broadcast is read
-  /// as its input.
-  std::string binaryOperands(gnn::BinaryOp b);
+  /// An operand of an elementwise op with its shape `aligned` to the op's
+  /// result and then, with leading 1s, to `rank` axes ("a, {N, 8, 1}"); an
+  /// absorbed broadcast is read as its input.
+  std::string elementwiseOperand(mlir::Value v, Shape aligned, size_t rank);
+  /// Both operands of an elementwise op so ("a, {N, 8, 1}, b, {1, 8, 8}"),
+  /// to at least `rank` axes.
+  std::string binaryOperands(gnn::BinaryOp b, size_t rank = 0);
   /// The (outer, len, inner) sizes of a reduction of `input` over `axis`
   /// (of its rows, when it is a vertex or edge tensor), or over whole rows
   /// when there is no axis.

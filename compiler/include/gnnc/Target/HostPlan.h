@@ -11,7 +11,8 @@
 //    broadcasting it as they broadcast their operands
 //    (`"broadcast_read"`); `reduce sum` of a product nothing else reads,
 //    computed without the product tensor (`"mul_reduce"` on the reduce,
-//    rt::mulReduceSum); and, in the C++ runtime, the gradient of an edge
+//    rt::mulReduceSum); an `add` of such a product (`"add_mul"` on the
+//    add, rt::addMul); and, in the C++ runtime, the gradient of an edge
 //    weight, `reduce sum` of `mul(gather(x), gather(y))`, computed in one
 //    pass over the edges (`"gather_dot"`). A fusion of several ops has
 //    `gnn.fusion_group` on its root and on the ops it absorbs; the
@@ -89,6 +90,10 @@ bool isHostFunction(mlir::func::FuncOp func);
 // Host fusions
 //===----------------------------------------------------------------------===//
 
+/// The product an add_mul fusion folds into `add`: a `mul` operand that
+/// nothing else reads and no other fusion claims (the right one first).
+gnn::BinaryOp addedProduct(gnn::BinaryOp add);
+
 /// Decides the host fusions of `func` and records them (replacing any).
 void planHostFusions(mlir::func::FuncOp func);
 
@@ -101,6 +106,8 @@ struct HostFusions {
   llvm::DenseSet<mlir::Operation *> absorbedBroadcasts;
   /// The reduces computed as rt::mulReduceSum, with their product.
   llvm::DenseMap<mlir::Operation *, gnn::BinaryOp> mulReduces;
+  /// The adds computed as rt::addMul, with the product they add.
+  llvm::DenseMap<mlir::Operation *, gnn::BinaryOp> addMuls;
   /// Ops that another op prints.
   llvm::DenseSet<mlir::Operation *> fusedOps;
   /// The reduces computed as one gather-dot pass, with their two gathers.

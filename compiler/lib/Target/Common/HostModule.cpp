@@ -496,21 +496,25 @@ std::string HostFunctionPrinter::capitalized(StringRef s) {
   return out;
 }
 
-std::string HostFunctionPrinter::binaryOperands(gnn::BinaryOp b) {
-  auto [sa, sb] = shapes.alignedOperands(b);
-  size_t rank = shapes.shape(b.getResult()).size();
+std::string HostFunctionPrinter::elementwiseOperand(Value v, Shape aligned,
+                                                    size_t rank) {
   // An absorbed broadcast is read as its input, which the op broadcasts
-  // itself: the input's shape aligned to the broadcast's, then to the op's.
-  auto operand = [&](Value v, Shape aligned) {
-    Operation *def = v.getDefiningOp();
-    if (!def || !fusions.absorbedBroadcasts.count(def))
-      return ptr(v) + ", " + shapeList(aligned);
-    Shape input = shapes.alignedOperands(def).first;
-    input.insert(input.begin(), rank - std::min(rank, input.size()),
+  // itself: the input's shape aligned to the broadcast's.
+  Operation *def = v.getDefiningOp();
+  if (def && fusions.absorbedBroadcasts.count(def)) {
+    aligned = shapes.alignedOperands(def).first;
+    v = viewedValue(def);
+  }
+  aligned.insert(aligned.begin(), rank - std::min(rank, aligned.size()),
                  Dim::constant(1));
-    return ptr(viewedValue(def)) + ", " + shapeList(input);
-  };
-  return operand(b.getLhs(), sa) + ", " + operand(b.getRhs(), sb);
+  return ptr(v) + ", " + shapeList(aligned);
+}
+
+std::string HostFunctionPrinter::binaryOperands(gnn::BinaryOp b, size_t rank) {
+  auto [sa, sb] = shapes.alignedOperands(b);
+  rank = std::max(rank, shapes.shape(b.getResult()).size());
+  return elementwiseOperand(b.getLhs(), sa, rank) + ", " +
+         elementwiseOperand(b.getRhs(), sb, rank);
 }
 
 std::string HostFunctionPrinter::reduceSplit(Value input, IntegerAttr axis) {
@@ -608,6 +612,19 @@ LogicalResult HostFunctionPrinter::printRuntimeOp(Operation *op, CodeWriter &w,
         return success();
       })
       .Case<BinaryOp>([&](BinaryOp b) -> LogicalResult {
+        if (auto m = fusions.addMuls.find(op); m != fusions.addMuls.end()) {
+          // x + y * z, the product rounded first, in one pass.
+          BinaryOp mul = m->second;
+          auto [sa, sb] = shapes.alignedOperands(b);
+          bool lhsIsProduct = b.getLhs() == mul.getResult();
+          size_t rank = shapes.shape(b.getResult()).size();
+          call("addMul",
+               elementwiseOperand(lhsIsProduct ? b.getRhs() : b.getLhs(),
+                                  lhsIsProduct ? sb : sa, rank) +
+                   ", " + binaryOperands(mul, rank) + ", " + out() + ", " +
+                   shapeList(shapes.shape(b.getResult())));
+          return success();
+        }
         call(stringifyBinaryFn(b.getFn()).str(),
              binaryOperands(b) + ", " + out() + ", " +
                  shapeList(shapes.shape(b.getResult())));

@@ -52,6 +52,18 @@ bool gnnc::target::isHostFunction(func::FuncOp func) {
 // Host fusions
 //===----------------------------------------------------------------------===//
 
+gnn::BinaryOp gnnc::target::addedProduct(gnn::BinaryOp add) {
+  for (Value v : {add.getRhs(), add.getLhs()}) {
+    auto m = v.getDefiningOp<gnn::BinaryOp>();
+    if (m && m.getFn() == gnn::BinaryFn::mul && m->hasOneUse() &&
+        add.getLhs() != add.getRhs() &&
+        (!m->hasAttr(kFusionGroupAttr) ||
+         m->getAttr(kFusionGroupAttr) == add->getAttr(kFusionGroupAttr)))
+      return m;
+  }
+  return nullptr;
+}
+
 void gnnc::target::planHostFusions(func::FuncOp func) {
   Block &body = func.getBody().front();
   for (Operation &op : body) {
@@ -121,6 +133,22 @@ void gnnc::target::planHostFusions(func::FuncOp func) {
     m->setAttr(kFusionGroupAttr, id);
     ++count;
   }
+  // An add of a product that nothing else reads (a gradient accumulated
+  // from the terms of a chain rule): `x + y * z` in one pass (rt::addMul).
+  for (Operation &op : body) {
+    auto add = dyn_cast<gnn::BinaryOp>(op);
+    if (!add || add.getFn() != gnn::BinaryFn::add ||
+        op.hasAttr(kFusionGroupAttr))
+      continue;
+    gnn::BinaryOp m = addedProduct(add);
+    if (!m)
+      continue;
+    IntegerAttr id = b.getI64IntegerAttr(group++);
+    op.setAttr(kHostFusionAttr, b.getStringAttr("add_mul"));
+    op.setAttr(kFusionGroupAttr, id);
+    m->setAttr(kFusionGroupAttr, id);
+    ++count;
+  }
   // Broadcasts that only elementwise ops read (the derivative of a
   // reduction spreading a gradient back over the reduced axis): the ops
   // broadcast the input themselves, as they broadcast any operand.
@@ -180,6 +208,17 @@ LogicalResult gnnc::target::readHostFusions(func::FuncOp func,
         fusions.mulReduces[&op] = m;
         fusions.fusedOps.insert(m);
       }
+    } else if (fusion == "add_mul") {
+      auto add = dyn_cast<gnn::BinaryOp>(op);
+      gnn::BinaryOp product = add && add.getFn() == gnn::BinaryFn::add
+                                  ? addedProduct(add)
+                                  : gnn::BinaryOp();
+      ok = group && product && inGroup(product) &&
+           roots.try_emplace(group.getInt(), &op).second;
+      if (ok) {
+        fusions.addMuls[&op] = product;
+        fusions.fusedOps.insert(product);
+      }
     } else if (fusion == "gather_dot") {
       // Checked for every printer; printed fused where it can.
       ok = group && x && y && inGroup(m) && inGroup(x) && inGroup(y) &&
@@ -197,8 +236,7 @@ LogicalResult gnnc::target::readHostFusions(func::FuncOp func,
   for (Operation &op : body)
     if (auto group = op.getAttrOfType<IntegerAttr>(kFusionGroupAttr);
         group && !roots.count(group.getInt()))
-      return op.emitError("fusion group ")
-             << group.getInt() << " has no gather_dot or mul_reduce";
+      return op.emitError("fusion group ") << group.getInt() << " has no root";
   return success();
 }
 
@@ -277,8 +315,10 @@ HostStorage::HostStorage(
       operands.push_back(x.getInput());
       operands.push_back(y.getInput());
     }
-    // A mul_reduce reads the product's operands.
+    // A mul_reduce and an add_mul read the product's operands.
     if (auto m = fusions.mulReduces.find(&op); m != fusions.mulReduces.end())
+      operands.append(m->second->operand_begin(), m->second->operand_end());
+    if (auto m = fusions.addMuls.find(&op); m != fusions.addMuls.end())
       operands.append(m->second->operand_begin(), m->second->operand_end());
     for (Value operand : operands) {
       unsigned &last = lastUse[bufferRoot(operand)];

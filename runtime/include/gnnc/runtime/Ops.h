@@ -138,6 +138,11 @@ void ne(const float *a, const Shape &sa, const float *b, const Shape &sb,
         float *out, const Shape &so);
 void mask(const float *a, const Shape &sa, const float *b, const Shape &sb,
           float *out, const Shape &so);
+/// `out = x + y * z`, each broadcast to `so` as add and mul broadcast: the
+/// floats of mul then add (the product rounded before the sum) without
+/// the product tensor.
+void addMul(const float *x, const Shape &sx, const float *y, const Shape &sy,
+            const float *z, const Shape &sz, float *out, const Shape &so);
 /// `in` broadcast to `so` (same rank, axes of `si` are 1 or those of `so`).
 void broadcastTo(const float *in, const Shape &si, float *out, const Shape &so);
 

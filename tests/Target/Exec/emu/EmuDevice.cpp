@@ -257,6 +257,13 @@ GNNC_EMU_BINARY(ge)
 GNNC_EMU_BINARY(eq)
 GNNC_EMU_BINARY(ne)
 GNNC_EMU_BINARY(mask)
+Status gnnc::rt::cuda::addMul(const float *x, const Shape &sx, const float *y,
+                              const Shape &sy, const float *z, const Shape &sz,
+                              float *out, const Shape &so,
+                              cudaStream_t stream) {
+  return enqueue("addMul", stream,
+                 [=] { rt::addMul(x, sx, y, sy, z, sz, out, so); });
+}
 Status gnnc::rt::cuda::broadcastTo(const float *in, const Shape &si, float *out,
                                    const Shape &so, cudaStream_t stream) {
   return enqueue("broadcastTo", stream,

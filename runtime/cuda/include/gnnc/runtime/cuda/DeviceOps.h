@@ -111,6 +111,11 @@ Status ne(const float *a, const Shape &sa, const float *b, const Shape &sb,
           float *out, const Shape &so, cudaStream_t stream);
 Status mask(const float *a, const Shape &sa, const float *b, const Shape &sb,
             float *out, const Shape &so, cudaStream_t stream);
+/// rt::addMul: `out = x + y * z` (the product rounded before the sum)
+/// without the product tensor.
+Status addMul(const float *x, const Shape &sx, const float *y, const Shape &sy,
+              const float *z, const Shape &sz, float *out, const Shape &so,
+              cudaStream_t stream);
 Status broadcastTo(const float *in, const Shape &si, float *out,
                    const Shape &so, cudaStream_t stream);
 
