@@ -202,18 +202,24 @@ struct Broadcast {
   int64_t dims[kMaxRank] = {};
   int64_t strideA[kMaxRank] = {};
   int64_t strideB[kMaxRank] = {};
+
+  /// The operands' offsets of element `i` of the result.
+  __device__ void offsets(int64_t i, int64_t &offA, int64_t &offB) const {
+    offA = offB = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t index = i % dims[d];
+      i /= dims[d];
+      offA += index * strideA[d];
+      offB += index * strideB[d];
+    }
+  }
 };
 
 __global__ void binaryKernel(Binary fn, const float *a, const float *b,
                              float *out, int64_t n, Broadcast s) {
   GNNC_GRID_STRIDE(i, n) {
-    int64_t rest = i, offA = 0, offB = 0;
-    for (int d = s.rank - 1; d >= 0; --d) {
-      int64_t index = rest % s.dims[d];
-      rest /= s.dims[d];
-      offA += index * s.strideA[d];
-      offB += index * s.strideB[d];
-    }
+    int64_t offA, offB;
+    s.offsets(i, offA, offB);
     out[i] = applyBinary(fn, a[offA], b[offB]);
   }
 }
@@ -276,14 +282,9 @@ __global__ void addMulKernel(const float *x, const float *y, const float *z,
                              float *out, int64_t n, Broadcast sx,
                              Broadcast syz) {
   GNNC_GRID_STRIDE(i, n) {
-    int64_t rest = i, offX = 0, offY = 0, offZ = 0;
-    for (int d = syz.rank - 1; d >= 0; --d) {
-      int64_t index = rest % syz.dims[d];
-      rest /= syz.dims[d];
-      offX += index * sx.strideA[d];
-      offY += index * syz.strideA[d];
-      offZ += index * syz.strideB[d];
-    }
+    int64_t offX, unused, offY, offZ;
+    sx.offsets(i, offX, unused);
+    syz.offsets(i, offY, offZ);
     out[i] = x[offX] + __fmul_rn(y[offY], z[offZ]);
   }
 }
@@ -323,13 +324,8 @@ struct ProductReader {
   const float *a, *b;
   Broadcast s;
   __device__ float operator()(int64_t i) const {
-    int64_t rest = i, offA = 0, offB = 0;
-    for (int d = s.rank - 1; d >= 0; --d) {
-      int64_t index = rest % s.dims[d];
-      rest /= s.dims[d];
-      offA += index * s.strideA[d];
-      offB += index * s.strideB[d];
-    }
+    int64_t offA, offB;
+    s.offsets(i, offA, offB);
     return __fmul_rn(a[offA], b[offB]);
   }
 };

@@ -88,10 +88,20 @@ void gnnc::target::planHostFusions(func::FuncOp func) {
       ++count;
     }
   }
+  // Marks `root` as a fusion of `kind` that absorbs `members`.
+  int64_t group = 0;
+  auto fuse = [&](Operation *root, StringRef kind,
+                  ArrayRef<Operation *> members) {
+    IntegerAttr id = b.getI64IntegerAttr(group++);
+    root->setAttr(kHostFusionAttr, b.getStringAttr(kind));
+    root->setAttr(kFusionGroupAttr, id);
+    for (Operation *member : members)
+      member->setAttr(kFusionGroupAttr, id);
+    ++count;
+  };
   // `reduce sum` of a whole edge row of `mul(gather(x), gather(y))` (the
   // gradient of an edge weight): one pass over the edges that gathers both
   // rows; the gathers and the product print nothing.
-  int64_t group = 0;
   for (Operation &op : body) {
     auto r = dyn_cast<gnn::ReduceOp>(op);
     if (!r || r.getFn() != gnn::ReduceFn::sum ||
@@ -109,12 +119,7 @@ void gnnc::target::planHostFusions(func::FuncOp func) {
         x.getResult().getType() != m.getResult().getType() ||
         y.getResult().getType() != m.getResult().getType())
       continue;
-    IntegerAttr id = b.getI64IntegerAttr(group++);
-    op.setAttr(kHostFusionAttr, b.getStringAttr("gather_dot"));
-    for (Operation *member :
-         {&op, m.getOperation(), x.getOperation(), y.getOperation()})
-      member->setAttr(kFusionGroupAttr, id);
-    ++count;
+    fuse(&op, "gather_dot", {m, x, y});
   }
   // Any other `reduce sum` of a product that nothing else reads (a row dot
   // such as GAT's `sum(h * a_src, -1)`, a parameter's gradient summed over
@@ -127,11 +132,7 @@ void gnnc::target::planHostFusions(func::FuncOp func) {
     if (!m || m.getFn() != gnn::BinaryFn::mul || !m->hasOneUse() ||
         m->hasAttr(kFusionGroupAttr))
       continue;
-    IntegerAttr id = b.getI64IntegerAttr(group++);
-    op.setAttr(kHostFusionAttr, b.getStringAttr("mul_reduce"));
-    op.setAttr(kFusionGroupAttr, id);
-    m->setAttr(kFusionGroupAttr, id);
-    ++count;
+    fuse(&op, "mul_reduce", {m});
   }
   // An add of a product that nothing else reads (a gradient accumulated
   // from the terms of a chain rule): `x + y * z` in one pass (rt::addMul).
@@ -140,14 +141,8 @@ void gnnc::target::planHostFusions(func::FuncOp func) {
     if (!add || add.getFn() != gnn::BinaryFn::add ||
         op.hasAttr(kFusionGroupAttr))
       continue;
-    gnn::BinaryOp m = addedProduct(add);
-    if (!m)
-      continue;
-    IntegerAttr id = b.getI64IntegerAttr(group++);
-    op.setAttr(kHostFusionAttr, b.getStringAttr("add_mul"));
-    op.setAttr(kFusionGroupAttr, id);
-    m->setAttr(kFusionGroupAttr, id);
-    ++count;
+    if (gnn::BinaryOp m = addedProduct(add))
+      fuse(&op, "add_mul", {m});
   }
   // Broadcasts that only elementwise ops read (the derivative of a
   // reduction spreading a gradient back over the reduced axis): the ops
