@@ -277,14 +277,9 @@ public:
   template <typename Fn>
   void apply(const float *a, const float *b, int64_t first, int64_t count,
              float *out, Fn fn) const {
-    applyAt(a, b, rowAt(first / rowLength()), first % rowLength(), count, out,
-            fn);
-  }
-  /// The same from element `at` of the row at `c`.
-  template <typename Fn>
-  void applyAt(const float *a, const float *b, Cursor c, int64_t at,
-               int64_t count, float *out, Fn fn) const {
     const int64_t len = rowLength(), ia = rowStrideA(), ib = rowStrideB();
+    Cursor c = rowAt(first / len);
+    int64_t at = first % len;
     while (count > 0) {
       int64_t n = std::min(len - at, count);
       binaryRow(a + c.offA + at * ia, ia, b + c.offB + at * ib, ib, out, n, fn);
@@ -944,22 +939,9 @@ void gnnc::rt::mulReduceSum(const float *a, const Shape &sa, const float *b,
     float *__restrict acc = out + o * inner + i0;
     for (int64_t i = 0; i < n; ++i)
       acc[i] = 0.0f;
-    // Row j + 1 of the axis starts `inner` elements after row j: whole
-    // rows of the plan further on when `inner` is a multiple of them (a
-    // few additions each rather than the divisions of apply).
-    const int64_t rowLength = plan.rowLength();
-    const int64_t step = inner % rowLength == 0 ? inner / rowLength : 0;
     const int64_t start = o * len * inner + i0;
-    BroadcastPlan::Cursor c = plan.rowAt(start / rowLength);
-    const int64_t at = start % rowLength;
     for (int64_t j = 0; j < len; ++j) {
-      if (step > 0 && step <= 64) {
-        plan.applyAt(a, b, c, at, n, products, times);
-        for (int64_t r = 0; r < step; ++r)
-          plan.next(c);
-      } else {
-        plan.apply(a, b, start + j * inner, n, products, times);
-      }
+      plan.apply(a, b, start + j * inner, n, products, times);
 #pragma omp simd
       for (int64_t i = 0; i < n; ++i)
         acc[i] += products[i];
