@@ -24,6 +24,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <vector>
@@ -103,11 +104,12 @@ int main(int argc, char **argv) {
   check(adamSecond.addParam(params.conv2_W, Params::kNumElements[2]), "adam");
   check(adamSecond.addParam(params.conv2_b, Params::kNumElements[3]), "adam");
 
-  // What the entry points need besides the tensors: their workspaces and the
-  // values GCN_train saves for GCN_backward.
-  rt::HostBuffer trainWs = allocate(gcn::GCN_train_workspace_bytes(g));
-  rt::HostBuffer backWs = allocate(gcn::GCN_backward_workspace_bytes(g));
-  rt::HostBuffer inferWs = allocate(gcn::GCN_workspace_bytes(g));
+  // What the entry points need besides the tensors: a workspace, one for
+  // all three since they run one after another and none reads another's
+  // intermediates, and the values GCN_train saves for GCN_backward.
+  rt::HostBuffer workspace = allocate(std::max(
+      {gcn::GCN_train_workspace_bytes(g), gcn::GCN_backward_workspace_bytes(g),
+       gcn::GCN_workspace_bytes(g)}));
   rt::HostBuffer savedBuf = allocate(gcn::GCN_saved_bytes(g));
   gcn::GCN_Saved saved = gcn::GCN_saved_layout(savedBuf.data(), g);
   std::vector<float> logits(n * c), gradLogits(n * c), evalLogits(n * c);
@@ -122,7 +124,7 @@ int main(int argc, char **argv) {
     // the forward and the backward pass).
     uint64_t stepSeed = dropoutSeeds.next() | 1;
     check(gcn::GCN_train(g, ds.X.data(), params, logits.data(), saved,
-                         trainWs.data(), /*training=*/true, stepSeed),
+                         workspace.data(), /*training=*/true, stepSeed),
           "GCN_train");
     double loss = 0.0;
     check(rt::softmaxCrossEntropy(logits.data(), n, c, ds.Y.data(),
@@ -130,14 +132,14 @@ int main(int argc, char **argv) {
           "loss");
     // No gradient of the features: grad_x may be null.
     check(gcn::GCN_backward(g, ds.X.data(), saved, gradLogits.data(), params,
-                            /*grad_x=*/nullptr, grads, backWs.data(),
+                            /*grad_x=*/nullptr, grads, workspace.data(),
                             /*training=*/true, stepSeed),
           "GCN_backward");
     check(adamFirst.step({grads.conv1_W, grads.conv1_b}), "adam");
     check(adamSecond.step({grads.conv2_W, grads.conv2_b}), "adam");
 
     // Inference (dropout off) and the accuracy on each part of the split.
-    check(gcn::GCN(g, ds.X.data(), params, evalLogits.data(), inferWs.data(),
+    check(gcn::GCN(g, ds.X.data(), params, evalLogits.data(), workspace.data(),
                    /*training=*/false, /*seed=*/0),
           "GCN");
     double train = 0.0, val = 0.0;

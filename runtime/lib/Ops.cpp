@@ -139,8 +139,8 @@ inline float minOf(float x, float y) { return y < x || y != y ? y : x; }
 enum class ExpFn { Exp, Sigmoid, Elu };
 
 GNNC_MULTIVERSION
-void expFamilyRange(const float *__restrict x, float *__restrict y, int64_t n,
-                    ExpFn fn, float alpha) {
+void expFamilyRange(const float *x, float *y, int64_t n, ExpFn fn,
+                    float alpha) {
   switch (fn) {
   case ExpFn::Exp:
 #pragma omp simd
@@ -176,11 +176,10 @@ void expFamily(const float *x, float *y, int64_t n, ExpFn fn, float alpha) {
 
 /// One row of a broadcast binary map: out[j] = fn(a[j * ia], b[j * ib]),
 /// with each stride 0 or 1 (a constant in each branch, so that the loop
-/// vectorises).
+/// vectorises); `out` may be `a` or `b` (in place).
 template <typename Fn>
-inline void binaryRow(const float *__restrict a, int64_t ia,
-                      const float *__restrict b, int64_t ib,
-                      float *__restrict out, int64_t len, Fn fn) {
+inline void binaryRow(const float *a, int64_t ia, const float *b, int64_t ib,
+                      float *out, int64_t len, Fn fn) {
   if (ia == 1 && ib == 1) {
 #pragma omp simd
     for (int64_t j = 0; j < len; ++j)
@@ -516,9 +515,8 @@ inline float droppedElement(float in, uint64_t seed, uint64_t index,
 /// features, such as bag-of-words rows) gives +0.0 whatever the mask, so its
 /// hashes are skipped.
 GNNC_MULTIVERSION
-void dropoutRange(const float *__restrict in, float *__restrict out,
-                  int64_t begin, int64_t n, uint64_t seed, uint64_t threshold,
-                  float scale) {
+void dropoutRange(const float *in, float *out, int64_t begin, int64_t n,
+                  uint64_t seed, uint64_t threshold, float scale) {
   constexpr int64_t kBlock = 16;
   const int64_t blocks = n / kBlock * kBlock;
   const uint64_t first = static_cast<uint64_t>(begin);

@@ -12,11 +12,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace gnnc;
@@ -369,4 +371,55 @@ TEST(OpsAddMul, MatchesMulThenAddBitForBit) {
                c.so);
     expectValues(got, want, "addMul");
   }
+}
+
+TEST(OpsInPlace, ElementwiseOutputOverAnInputGivesTheSameBits) {
+  // Generated code writes an elementwise result over an operand of its
+  // shape that nothing reads afterwards: the same bits as into a fresh
+  // buffer, over both operands of a binary op (the other one broadcast or
+  // not), every operand of addMul, unary ops, and a dropout, at sizes past
+  // the parallel threshold and the blocks of the runtime's loops.
+  const rt::Shape full{3000, 8, 8}, row{1, 8, 8}, column{3000, 8, 1};
+  const int64_t n = full.numElements();
+  std::vector<float> a = randomValues(n, 1), b = randomValues(n, 2);
+  std::vector<float> r = randomValues(row.numElements(), 3);
+  std::vector<float> c = randomValues(column.numElements(), 4);
+  using Binary = void (*)(const float *, const rt::Shape &, const float *,
+                          const rt::Shape &, float *, const rt::Shape &);
+  for (Binary fn : {Binary(rt::sub), Binary(rt::mul), Binary(rt::max)}) {
+    for (const auto &[other, shape] :
+         {std::pair{&b, full}, std::pair{&r, row}, std::pair{&c, column}}) {
+      std::vector<float> want(n), lhs = a, rhs = a;
+      fn(a.data(), full, other->data(), shape, want.data(), full);
+      fn(lhs.data(), full, other->data(), shape, lhs.data(), full);
+      expectValues(lhs, want, "binary over its left operand");
+      fn(other->data(), shape, a.data(), full, want.data(), full);
+      fn(other->data(), shape, rhs.data(), full, rhs.data(), full);
+      expectValues(rhs, want, "binary over its right operand");
+    }
+  }
+  for (int over = 0; over < 3; ++over) {
+    std::vector<float> x = a, y = b, z = randomValues(n, 5), want(n);
+    rt::addMul(x.data(), full, y.data(), full, z.data(), full, want.data(),
+               full);
+    float *out = over == 0 ? x.data() : over == 1 ? y.data() : z.data();
+    rt::addMul(x.data(), full, y.data(), full, z.data(), full, out, full);
+    expectValues(over == 0 ? x : over == 1 ? y : z, want, "addMul in place");
+  }
+  std::vector<float> want(n), x = a;
+  rt::elu(a.data(), want.data(), n, 1.0f);
+  rt::elu(x.data(), x.data(), n, 1.0f);
+  expectValues(x, want, "elu in place");
+  x = a;
+  rt::relu(a.data(), want.data(), n);
+  rt::relu(x.data(), x.data(), n);
+  expectValues(x, want, "relu in place");
+  // Dropout: a tensor with blocks of zeros (skipped) and of values.
+  x = a;
+  for (int64_t i = 0; i < n; i += 40)
+    std::fill(x.begin() + i, x.begin() + std::min<int64_t>(n, i + 20), 0.0f);
+  std::vector<float> in = x;
+  rt::dropout(in.data(), want.data(), n, 0.4, 77, true);
+  rt::dropout(x.data(), x.data(), n, 0.4, 77, true);
+  expectValues(x, want, "dropout in place");
 }

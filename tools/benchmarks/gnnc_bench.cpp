@@ -166,11 +166,6 @@ struct Call {
   }
   size_t workspaceBytes() const { return invocation.workspaceBytes(); }
 
-  void allocateWorkspace() {
-    check(invocation.allocateWorkspace(),
-          fmt::format("{}: workspace", info->name));
-  }
-
   void run(bool training, uint64_t seed) const {
     rt::Status st = invocation.call(training, seed);
     if (!st.ok())
@@ -467,8 +462,6 @@ int main(int argc, char **argv) {
     fwd.invocation.setOutput(i, p);
     saved[i] = p;
   }
-  fwd.allocateWorkspace();
-  size_t workspaceBytes = fwd.workspaceBytes();
   std::vector<Named> grads;
   if (train) {
     for (int i = 0; i < bwdInfo->numArgs; ++i) {
@@ -516,9 +509,19 @@ int main(int argc, char **argv) {
       if (std::strcmp(bwdInfo->results[i].role, "grad") == 0)
         grads.push_back({bwdInfo->results[i].name, p, bwd.resultElements(i)});
     }
-    bwd.allocateWorkspace();
-    workspaceBytes += bwd.workspaceBytes();
   }
+  // One workspace: the forward's intermediates are dead once it returns
+  // (what the backward reads, it saved into outputs), so the backward
+  // reuses the same bytes, as a training loop does (docs/abi.md,
+  // "Workspace").
+  size_t workspaceBytes = fwd.workspaceBytes();
+  if (train)
+    workspaceBytes = std::max(workspaceBytes, bwd.workspaceBytes());
+  rt::HostBuffer workspace;
+  check(rt::HostBuffer::allocate(workspaceBytes, workspace), "workspace");
+  fwd.invocation.setWorkspace(workspace.data());
+  if (train)
+    bwd.invocation.setWorkspace(workspace.data());
 
   std::vector<double> times;
   double loss = 0.0;

@@ -396,6 +396,12 @@ TEST(CudaDeviceOps, DenseOps) {
                            got.data(), sx, nullptr)
                     .ok());
     expectNear(down(got), want, "addMul");
+    // In place, over x (generated code writes a result over an operand of
+    // its shape that dies there).
+    ASSERT_TRUE(cu::addMul(dx.data(), sx, dy.data(), sy, dz.data(), sz,
+                           dx.data(), sx, nullptr)
+                    .ok());
+    expectNear(down(dx), want, "addMul in place");
   }
   // transpose and copyRows
   std::vector<float> t = randomVector(2 * 3 * 4, rng), tw(24);

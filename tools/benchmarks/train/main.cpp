@@ -378,10 +378,13 @@ rt::Status bindTrainingStep(const Variant &v,
   graphs.graph = &g;
   GNNC_TRY(train.bind(*trainInfo, graphs));
   GNNC_TRY(back.bind(*backInfo, graphs));
-  GNNC_TRY(train.allocateWorkspace().withPrefix(
-      fmt::format("{}: workspace", trainInfo->name)));
-  GNNC_TRY(back.allocateWorkspace().withPrefix(
-      fmt::format("{}: workspace", backInfo->name)));
+  // One workspace, the larger of the two: the backward reads what the
+  // forward saved, nothing of its workspace.
+  bool trainLarger = train.workspaceBytes() >= back.workspaceBytes();
+  auto &owner = trainLarger ? train : back;
+  GNNC_TRY(owner.allocateWorkspace().withPrefix(fmt::format(
+      "{}: workspace", (trainLarger ? trainInfo : backInfo)->name)));
+  (trainLarger ? back : train).setWorkspace(owner.workspace());
 
   auto paramIndex = [&](const char *path) {
     for (int i = 0; i < v.numParams; ++i)

@@ -352,8 +352,13 @@ protected:
   struct Slot {
     std::string name, bytes;
     unsigned first = 0, last = 0;
+    /// The earlier slot whose bytes it takes over (in place), or -1.
+    int reuses = -1;
   };
   std::vector<Slot> layout;
+  /// The value whose buffer each slot holds now (a result written in place
+  /// takes over the slot of the operand it overwrites).
+  llvm::DenseMap<unsigned, mlir::Value> slotHolders;
   /// The recorded workspace plan of this printer (gnn.workspace): the
   /// slots in placement order, with their lifetimes.
   std::vector<WorkspaceSlot> plannedSlots;

@@ -149,11 +149,11 @@ llvm::SmallBitVector optionalResults(mlir::func::FuncOp func,
 /// from and how long they live.
 class HostStorage {
 public:
-  /// Analyses `func`; `fusions` are those the printer prints (none for a
-  /// printer without host fusions), `optional` its optional results,
-  /// `calleeOptional` those of a callee.
-  HostStorage(mlir::func::FuncOp func, const HostFusions &fusions,
-              const llvm::SmallBitVector &optional,
+  /// Analyses `func`, whose shapes are `shapes`; `fusions` are those the
+  /// printer prints (none for a printer without host fusions), `optional`
+  /// its optional results, `calleeOptional` those of a callee.
+  HostStorage(mlir::func::FuncOp func, const FunctionShapes &shapes,
+              const HostFusions &fusions, const llvm::SmallBitVector &optional,
               const std::function<llvm::SmallBitVector(llvm::StringRef)>
                   &calleeOptional);
 
@@ -167,7 +167,9 @@ public:
   /// The results of the function each value and op contributes to.
   llvm::DenseMap<mlir::Value, llvm::SmallBitVector> valueFeeds;
   llvm::DenseMap<mlir::Operation *, llvm::SmallBitVector> opFeeds;
-  /// Values computed directly into result i (the others are copied).
+  /// Values computed directly into result i (the others are copied): the
+  /// buffer the result is a view of, and, when an elementwise op computes
+  /// that in place over an operand that nothing else reads, the operand's.
   llvm::DenseMap<mlir::Value, unsigned> placed;
 
   /// Ops that only name another buffer.
@@ -196,7 +198,19 @@ struct WorkspaceSlot {
   unsigned first = 0, last = 0;
   /// Its bytes, symbolic ("align64(4 * (N * 16))").
   std::string bytes;
+  /// For a buffer written in place: the earlier buffer slot whose bytes it
+  /// takes over (that slot lives on to this one's `last`); -1 otherwise.
+  int reuses = -1;
 };
+
+/// The buffers `op` may overwrite with its result (in place): the buffer
+/// roots (through attach, collect and reshape) of the operands that an
+/// elementwise op reads element for element at the element it writes, and
+/// reads no other way. Unary ops, dropouts and binary ops (an add_mul with
+/// its product's operands) read an operand of their result's shape so.
+llvm::SmallVector<mlir::Value, 2> inPlaceOperands(mlir::Operation *op,
+                                                  const FunctionShapes &shapes,
+                                                  const HostFusions &fusions);
 
 /// Decides the workspace of every host function of `module` for the
 /// printer of `traits` and records it under its key (host fusions must be

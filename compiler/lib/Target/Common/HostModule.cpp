@@ -261,7 +261,7 @@ LogicalResult HostFunctionPrinter::plan() {
   llvm::SmallBitVector optional(f.results.size());
   for (auto [i, r] : llvm::enumerate(f.results))
     optional[i] = r.optional;
-  HostStorage analysis(func, fusions, optional, [&](StringRef name) {
+  HostStorage analysis(func, shapes, fusions, optional, [&](StringRef name) {
     llvm::SmallBitVector bits;
     if (auto it = functions.find(name.str()); it != functions.end()) {
       bits.resize(it->second->results.size());
@@ -446,7 +446,23 @@ void HostFunctionPrinter::addSlot(std::string name, std::string bytes,
     return;
   }
   const WorkspaceSlot &slot = plannedSlots[next];
-  layout.push_back({std::move(name), std::move(bytes), slot.first, slot.last});
+  if (slot.reuses >= 0) {
+    // In place: over a buffer that the op reads element for element, at the
+    // element it writes, and that nothing reads after it.
+    Value holder = slotHolders.lookup(slot.reuses);
+    if (!value || !holder || lastUse.lookup(holder) > at ||
+        layout[slot.reuses].bytes != bytes ||
+        !llvm::is_contained(inPlaceOperands(op, shapes, fusions), holder)) {
+      op->emitError("the workspace plan of @")
+          << func.getName() << " writes slot " << next << " over slot "
+          << slot.reuses << ", which this op cannot overwrite in place";
+      slotMismatch = true;
+    }
+  }
+  if (value)
+    slotHolders[slot.reuses >= 0 ? slot.reuses : next] = value;
+  layout.push_back(
+      {std::move(name), std::move(bytes), slot.first, slot.last, slot.reuses});
 }
 
 /// Declares the variable of a fresh value (a workspace buffer).
@@ -946,16 +962,24 @@ LogicalResult HostFunctionPrinter::print(CodeWriter &w) {
   }
   w.line(ctor + ") {");
   w.indent();
+  size_t placed =
+      llvm::count_if(layout, [](const Slot &slot) { return slot.reuses < 0; });
   if (!layout.empty()) {
     w.line("// Buffers live between two ops of the body (by position) share "
            "bytes");
     w.line("// with those that are not live at the same time.");
-    w.line("rt::WorkspacePlan<" + std::to_string(layout.size()) + "> plan;");
+    w.line("rt::WorkspacePlan<" + std::to_string(placed) + "> plan;");
   }
-  for (const Slot &slot : layout)
+  for (const Slot &slot : layout) {
+    if (slot.reuses >= 0) {
+      w.line(slot.name + " = " + layout[slot.reuses].name +
+             "; // written in place over it");
+      continue;
+    }
     w.line(slot.name + " = plan.place(" + slot.bytes + ", " +
            std::to_string(slot.first) + ", " + std::to_string(slot.last) +
            ");");
+  }
   w.line(layout.empty() ? "total = 0;" : "total = plan.total();");
   w.dedent();
   w.line("}");

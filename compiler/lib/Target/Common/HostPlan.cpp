@@ -285,7 +285,7 @@ Value HostStorage::bufferRoot(Value v) const {
 }
 
 HostStorage::HostStorage(
-    func::FuncOp func, const HostFusions &fusions,
+    func::FuncOp func, const FunctionShapes &shapes, const HostFusions &fusions,
     const llvm::SmallBitVector &optional,
     const std::function<llvm::SmallBitVector(StringRef)> &calleeOptional)
     : fusions(fusions) {
@@ -361,12 +361,89 @@ HostStorage::HostStorage(
         continue;
     }
     placed[root] = i;
+    if (optional.test(i))
+      continue;
+    // An elementwise op that would write the output in place over an
+    // operand that nothing reads after it: the operand is computed into
+    // the output too (an aggregation's result, then its bias added there).
+    for (Operation *op = def; op;) {
+      Operation *producer = nullptr;
+      for (Value operand : inPlaceOperands(op, shapes, fusions)) {
+        Operation *d = operand.getDefiningOp();
+        if (!d || placed.count(operand) ||
+            lastUse.lookup(operand) != position[op])
+          continue;
+        placed[operand] = i;
+        producer = d;
+        break;
+      }
+      op = producer;
+    }
   }
 }
 
 //===----------------------------------------------------------------------===//
 // Workspace
 //===----------------------------------------------------------------------===//
+
+SmallVector<Value, 2>
+gnnc::target::inPlaceOperands(Operation *op, const FunctionShapes &shapes,
+                              const HostFusions &fusions) {
+  // What the op reads, and whether it reads it at the element it writes.
+  SmallVector<std::pair<Value, bool>, 4> reads;
+  Shape result =
+      op->getNumResults() == 1 ? shapes.shape(op->getResult(0)) : Shape();
+  auto readBinary = [&](gnn::BinaryOp b) {
+    auto [sa, sb] = shapes.alignedOperands(b);
+    Shape sr = shapes.shape(b.getResult());
+    bool whole = sr == result;
+    reads.push_back({b.getLhs(), whole && sa == sr});
+    reads.push_back({b.getRhs(), whole && sb == sr});
+  };
+  if (isa<gnn::UnaryOp, gnn::DropoutOp>(op)) {
+    reads.push_back({op->getOperand(0), true});
+  } else if (auto b = dyn_cast<gnn::BinaryOp>(op)) {
+    readBinary(b);
+    if (auto m = fusions.addMuls.find(op); m != fusions.addMuls.end()) {
+      // The product is not a buffer; its operands are read instead.
+      gnn::BinaryOp product = m->second;
+      Value p = product.getResult();
+      llvm::erase_if(
+          reads, [&](const std::pair<Value, bool> &r) { return r.first == p; });
+      readBinary(product);
+    }
+  } else {
+    return {};
+  }
+  // Through views: those that keep the order of the elements, and those
+  // that do not (an absorbed broadcast or transpose).
+  auto rootOf = [&](Value v, bool &inOrder) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (isAbsorbed(fusions, def))
+        inOrder = false;
+      else if (!isa<gnn::AttachOp, gnn::CollectOp, gnn::ReshapeOp>(def))
+        break;
+      v = viewedValue(def);
+    }
+    return v;
+  };
+  llvm::DenseMap<Value, bool> roots;
+  SmallVector<Value, 2> order;
+  for (auto [v, atElement] : reads) {
+    bool inOrder = atElement;
+    Value root = rootOf(v, inOrder);
+    auto [it, fresh] = roots.try_emplace(root, inOrder);
+    if (fresh)
+      order.push_back(root);
+    else
+      it->second = it->second && inOrder;
+  }
+  SmallVector<Value, 2> operands;
+  for (Value root : order)
+    if (roots[root] && !isa_and_nonnull<gnn::ConstantOp>(root.getDefiningOp()))
+      operands.push_back(root);
+  return operands;
+}
 
 namespace {
 
@@ -413,7 +490,7 @@ std::vector<WorkspaceSlot> planFunctionWorkspace(func::FuncOp func,
     auto callee = module.lookupSymbol<func::FuncOp>(name);
     return callee ? optionalResults(callee, traits) : llvm::SmallBitVector();
   };
-  HostStorage storage(func, fusions, optionalResults(func, traits),
+  HostStorage storage(func, shapes, fusions, optionalResults(func, traits),
                       calleeOptional);
   auto symbolName = [&](int s) { return shapes.symbol(s).name; };
   auto numel = [&](ArrayRef<Dim> dims) {
@@ -434,6 +511,8 @@ std::vector<WorkspaceSlot> planFunctionWorkspace(func::FuncOp func,
     return std::to_string(size) + " * (" + numel(shape) + ")";
   };
   std::vector<WorkspaceSlot> slots;
+  // The slot of each buffer.
+  llvm::DenseMap<Value, unsigned> slotOf;
   auto add = [&](WorkspaceSlot::Kind kind, Operation *op, unsigned result,
                  unsigned last, std::string bytes) {
     WorkspaceSlot s;
@@ -464,6 +543,21 @@ std::vector<WorkspaceSlot> planFunctionWorkspace(func::FuncOp func,
         continue;
       add(WorkspaceSlot::Buffer, &op, r, storage.lastUse.lookup(result),
           "align64(" + bytesOf(4, shapes.shape(result)) + ")");
+      WorkspaceSlot &slot = slots.back();
+      slotOf[result] = slots.size() - 1;
+      // In place: over an operand of its size that no later op reads.
+      for (Value operand : inPlaceOperands(&op, shapes, fusions)) {
+        auto it = slotOf.find(operand);
+        if (it == slotOf.end() || storage.lastUse.lookup(operand) != slot.first)
+          continue;
+        int origin = slots[it->second].reuses >= 0 ? slots[it->second].reuses
+                                                   : it->second;
+        if (slots[origin].bytes != slot.bytes)
+          continue;
+        slot.reuses = origin;
+        slots[origin].last = std::max(slots[origin].last, slot.last);
+        break;
+      }
     }
     // Its own scratch, and a callee's workspace.
     auto readoutScratch = [&](auto r) {
@@ -538,6 +632,8 @@ Attribute slotAttr(Builder &b, const WorkspaceSlot &s) {
   fields.push_back(b.getNamedAttr(
       "live", b.getDenseI64ArrayAttr({static_cast<int64_t>(s.first),
                                       static_cast<int64_t>(s.last)})));
+  if (s.reuses >= 0)
+    fields.push_back(b.getNamedAttr("reuses", b.getI64IntegerAttr(s.reuses)));
   return b.getDictionaryAttr(fields);
 }
 
@@ -597,6 +693,18 @@ gnnc::target::readWorkspace(func::FuncOp func, const HostTraits &traits) {
       auto result = d.getAs<IntegerAttr>("result");
       ok = result && result.getInt() >= 0;
       s.result = ok ? result.getInt() : 0;
+      // An earlier buffer that reuses none, lives as long and is as big.
+      if (Attribute reuses = d.get("reuses")) {
+        auto k = dyn_cast<IntegerAttr>(reuses);
+        const WorkspaceSlot *origin =
+            k && k.getInt() >= 0 && k.getInt() < int64_t(slots.size())
+                ? &slots[k.getInt()]
+                : nullptr;
+        ok = ok && origin && origin->kind == WorkspaceSlot::Buffer &&
+             origin->reuses < 0 && origin->first <= live[0] &&
+             origin->last >= live[1] && origin->bytes == bytes.getValue();
+        s.reuses = ok ? k.getInt() : -1;
+      }
     } else if (ok && kind.getValue() == "scratch") {
       s.kind = WorkspaceSlot::Scratch;
     } else if (ok && kind.getValue() == "callee") {

@@ -89,8 +89,9 @@ public:
   const float *input(int i) const { return Inputs[i]; }
   float *output(int i) const { return Outputs[i]; }
 
-  /// Uses the caller's `workspace`: workspaceBytes() bytes, 64-byte aligned,
-  /// in the memory of the flavour, alive during the calls.
+  /// Uses the caller's `workspace`: at least workspaceBytes() bytes,
+  /// 64-byte aligned, in the memory of the flavour, alive during the calls
+  /// (one buffer can serve several entry points called one after another).
   void setWorkspace(void *workspace) { Workspace = workspace; }
   void *workspace() const { return Workspace; }
 

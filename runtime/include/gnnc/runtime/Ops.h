@@ -16,8 +16,11 @@
 //
 // Tensors are float32, dense and row-major; the caller owns every buffer
 // (generated code carves them out of one workspace), and outputs never
-// alias inputs. Nothing here allocates or throws; loops over vertices and
-// large tensors run in parallel with OpenMP when it is enabled.
+// alias inputs, except in the elementwise maths below: the output of a
+// unary op, a dropout, a binary op or addMul may be an input of the
+// output's shape (computed in place). Nothing here allocates or throws;
+// loops over vertices and large tensors run in parallel with OpenMP when it
+// is enabled.
 //
 // Generated C++ includes this header only: it brings in the graph argument
 // types (Graph.h), the reflection tables and workspace helpers (Abi.h), the
