@@ -1,6 +1,6 @@
 """One PyG or DGL benchmark case, in a fresh process (tools/bench runs it).
 
-    /usr/bin/python3 tools/benchmarks/anchor.py --impl pyg|pyg-sparse|dgl
+    /usr/bin/python3 tools/benchmarks/anchor.py --impl pyg|pyg-sparse|pyg-edgeindex|dgl
         --layer gcn|gat1|gat8|sage_mean|sage_max|gin|gcn_agg|gcn_model|gat_model
         --width F --graph DIR --nodes N --mode infer|train|epoch
         [--warmup W] [--min-reps R] [--max-reps R] [--min-time S]
@@ -11,8 +11,8 @@
 Any Python with torch runs it: tools/bench runs Debian's PyTorch 1.13 with
 PyG 2.3 and DGL, and the current PyTorch and PyG from PyPI in their own
 environment (build/bench-torch-venv). --compile wraps the layer in
-torch.compile(dynamic=False); the warm-up call compiles it, and setup_s
-does not include that.
+torch.compile(dynamic=False) (an epoch: its forward function); the warm-up
+calls compile it, and setup_s does not include that.
 
 --impl gnnc-torch runs gnnc's own layer (the dsl-examples file and
 hyper-parameters bench.py's LAYERS names) through gnnc.torch (python/,
@@ -50,8 +50,15 @@ width F and output width F:
   gcn_model  the two-layer GCN of PyG's examples/gcn.py (mode epoch only)
   gat_model  the two-layer GAT of PyG's examples/gat.py (mode epoch only)
 pyg feeds edge_index; pyg-sparse feeds the transposed adjacency as a
-torch.sparse CSR tensor (PyG 2.3's torch.sparse path; it coalesces repeated
-edges into one entry of weight > 1).
+torch.sparse CSR tensor (PyG's torch.sparse path; it coalesces repeated
+edges into one entry of weight > 1); pyg-edgeindex (PyG 2.5 and later)
+feeds a torch_geometric.EdgeIndex of the same edges sorted by destination
+(EdgeIndex(edge_index, sparse_size=(N, N)).sort_by('col')), with which
+MessagePassing aggregates over the CSC row pointers (segment reductions)
+instead of scattering, and gcn_agg is EdgeIndex.matmul(x, transpose=True);
+in the epochs, whose layers add self-loops (which would undo the sorting),
+the self-loops are added to the graph before it is sorted and the layers
+add none.
 """
 import argparse
 import json
@@ -155,6 +162,11 @@ def probe():
         out["torch_geometric"] = torch_geometric.__version__
         out["pyg_extensions"] = {k: bool(getattr(T, k)) for k in dir(T)
                                  if k.startswith("WITH_")}
+        try:
+            edge_index_sorted(torch.tensor([[0, 1], [1, 0]]), 2)
+            out["pyg_edge_index"] = True
+        except Exception as e:  # noqa: BLE001
+            out["pyg_edge_index"] = "%s: %s" % (type(e).__name__, str(e)[:300])
         from torch_geometric.nn import GCNConv
         conv = GCNConv(8, 8)
         try:
@@ -176,6 +188,20 @@ def probe():
     except Exception as e:  # noqa: BLE001
         out["dgl_error"] = "%s: %s" % (type(e).__name__, str(e)[:500])
     print(json.dumps(out))
+
+
+def edge_index_sorted(edge_index, N):
+    """PyG's EdgeIndex of `edge_index` (sources in row 0), sorted by
+    destination: what MessagePassing needs to aggregate over CSC row
+    pointers. Needs PyG 2.5 or later."""
+    try:
+        from torch_geometric import EdgeIndex
+    except ImportError as e:
+        import torch_geometric
+        raise ValueError("EdgeIndex not supported: PyG %s has no "
+                         "torch_geometric.EdgeIndex (%s)"
+                         % (torch_geometric.__version__, e))
+    return EdgeIndex(edge_index, sparse_size=(N, N)).sort_by("col").values
 
 
 def build_layer(impl, layer, F):
@@ -267,9 +293,9 @@ def run(args):
     dev = torch.device(args.device)
     if dev.type == "cuda":
         result["device_name"] = torch.cuda.get_device_name(dev)
-        if impl not in ("pyg", "pyg-sparse", "gnnc-torch"):
-            raise ValueError("--device cuda runs pyg, pyg-sparse (cuSPARSE) "
-                             "and gnnc-torch only")
+        if impl not in ("pyg", "pyg-sparse", "pyg-edgeindex", "gnnc-torch"):
+            raise ValueError("--device cuda runs pyg, pyg-sparse (cuSPARSE), "
+                             "pyg-edgeindex and gnnc-torch only")
         if args.mode == "epoch":
             raise ValueError("--device cuda times layers, not epochs")
         edge_index = edge_index.to(dev)
@@ -277,6 +303,15 @@ def run(args):
     graph = None
     if impl in ("pyg", "gnnc-torch"):
         graph = edge_index
+    elif impl == "pyg-edgeindex":
+        if args.mode == "epoch":
+            # The self-loops the epoch's layers would add, added once here:
+            # adding them in the layer would undo the sorting.
+            from torch_geometric.utils import add_remaining_self_loops
+            edge_index, _ = add_remaining_self_loops(edge_index, num_nodes=N)
+        graph = edge_index_sorted(edge_index, N)
+        del edge_index
+        edge_index = None
     elif impl == "pyg-sparse":
         src, dst = edge_index[0], edge_index[1]
         adj = torch.sparse_coo_tensor(torch.stack([dst, src]),
@@ -320,6 +355,10 @@ def run(args):
             # On CUDA, cuSPARSE's SpMM (torch.sparse.mm of a CSR tensor).
             def layer_fn():
                 return torch.sparse.mm(graph, x)
+        elif impl == "pyg-edgeindex":
+            # EdgeIndex's SpMM: rows are sources, so out = A^T x.
+            def layer_fn():
+                return graph.matmul(x, transpose=True)
         elif impl == "gnnc-torch":
             agg = build_layer(impl, args.layer, F).to(dev)
 
@@ -328,6 +367,9 @@ def run(args):
         else:
             def layer_fn():
                 return dgl.ops.copy_u_sum(graph, x)
+        if args.compile:
+            result["compiled"] = True
+            layer_fn = torch.compile(layer_fn, dynamic=False)
         params = []
     else:
         model = build_layer(impl, args.layer, F).to(dev)
@@ -466,9 +508,11 @@ def run_epoch(args, graph, result, t_setup):
             return conv2(graph, h)
     else:
         from torch_geometric.nn import GCNConv
-        # examples/gcn.py: cached normalisation, self-loops added by the layer.
-        conv1 = GCNConv(x.shape[1], H, cached=True)
-        conv2 = GCNConv(H, C, cached=True)
+        # examples/gcn.py: cached normalisation, self-loops added by the
+        # layer (pyg-edgeindex: already in the graph).
+        loops = args.impl != "pyg-edgeindex"
+        conv1 = GCNConv(x.shape[1], H, cached=True, add_self_loops=loops)
+        conv2 = GCNConv(H, C, cached=True, add_self_loops=loops)
 
         def forward():
             h = Fn.dropout(x, p=0.5, training=True)
@@ -498,10 +542,13 @@ def run_gat_epoch(args, graph, result, t_setup, x, y, mask, C):
             h = Fn.elu(conv1(graph, h).flatten(1))
             h = Fn.dropout(h, p=0.6, training=True)
             return conv2(graph, h).mean(1)
-    elif args.impl == "pyg":
+    elif args.impl in ("pyg", "pyg-edgeindex"):
         from torch_geometric.nn import GATConv
-        conv1 = GATConv(x.shape[1], hidden, heads=heads, dropout=0.6)
-        conv2 = GATConv(heads * hidden, C, heads=1, concat=False, dropout=0.6)
+        loops = args.impl != "pyg-edgeindex"
+        conv1 = GATConv(x.shape[1], hidden, heads=heads, dropout=0.6,
+                        add_self_loops=loops)
+        conv2 = GATConv(heads * hidden, C, heads=1, concat=False, dropout=0.6,
+                        add_self_loops=loops)
 
         def forward():
             h = Fn.dropout(x, p=0.6, training=True)
@@ -509,7 +556,7 @@ def run_gat_epoch(args, graph, result, t_setup, x, y, mask, C):
             h = Fn.dropout(h, p=0.6, training=True)
             return conv2(h, graph)
     else:
-        raise ValueError("the GAT epoch runs with pyg or dgl")
+        raise ValueError("the GAT epoch runs with pyg, pyg-edgeindex or dgl")
     opt = torch.optim.Adam(list(conv1.parameters()) + list(conv2.parameters()),
                            lr=0.005, weight_decay=5e-4)
     return time_epochs(args, result, t_setup, forward, opt, (conv1, conv2), y,
@@ -523,6 +570,11 @@ def time_epochs(args, result, t_setup, forward, opt, modules, y, mask):
     import torch.nn.functional as Fn
     result["param_bytes"] = sum(4 * p.numel() for m in modules
                                 for p in m.parameters())
+    if args.compile:
+        # As `model = torch.compile(model)`: the forward (both layers, the
+        # dropouts and activations); the warm-up epochs compile it.
+        result["compiled"] = True
+        forward = torch.compile(forward, dynamic=False)
     last = {}
 
     def fn():
@@ -563,7 +615,8 @@ def finish(result, times, args):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--probe", action="store_true")
-    p.add_argument("--impl", choices=["pyg", "pyg-sparse", "dgl", "gnnc-torch"])
+    p.add_argument("--impl", choices=["pyg", "pyg-sparse", "pyg-edgeindex", "dgl",
+                                      "gnnc-torch"])
     p.add_argument("--layer")
     p.add_argument("--width", type=int, default=64)
     p.add_argument("--graph")
