@@ -26,8 +26,10 @@
 #      them as long as asked: tools/fuzz --seconds N)
 #   7. the benchmark harness' smoke run (tools/bench --quick: builds the
 #      benchmark programs against build/, runs Cora and a small R-MAT against
-#      PyG and DGL, writes build/bench-quick/; no timing thresholds: it must
-#      complete and write its JSON)
+#      PyG and DGL, and against PyG on the current PyTorch only where
+#      build/bench-torch-venv exists (it installs none), writes
+#      build/bench-quick/; no timing thresholds: it must complete and write
+#      its JSON)
 # and ends with ctest's summary line of each test run (the last line is the
 # ASan+UBSan build's "100% tests passed, 0 tests failed out of N").
 set -euo pipefail

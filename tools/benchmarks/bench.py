@@ -21,8 +21,8 @@ Run through tools/bench (which installs what is missing first):
                                 docs/benchmarks/dist-results.json
     tools/bench --torch         gnnc's layers called from PyTorch (gnnc.torch)
                                 beside gnnc native, PyG on Debian's PyTorch
-                                and PyG on the current PyTorch (eager and
-                                torch.compile): its section of
+                                and PyG on the current PyTorch (pyg2 and
+                                pyg2-compile): its section of
                                 docs/benchmarks.md and
                                 docs/benchmarks/torch-results.json
     tools/bench --library       every layer of the library (gnn/ and the
@@ -37,6 +37,17 @@ Run through tools/bench (which installs what is missing first):
                                 (tools/benchmarks/sampling/run.py): its
                                 section of docs/benchmarks.md and
                                 docs/benchmarks/sampling-results.json
+
+The anchors of the full run: PyG 2.3 (pyg: edge_index; pyg-sparse: a
+torch.sparse CSR adjacency) and DGL (dgl) on Debian's PyTorch 1.13, and PyG
+on the current PyTorch from PyPI (build/bench-torch-venv,
+requirements-torch.txt, installed unless --quick or --no-install) in four
+configurations: pyg2 (edge_index), pyg2-edgeindex (a torch_geometric.EdgeIndex
+sorted by destination), pyg2-csr (a torch.sparse CSR adjacency) and
+pyg2-compile (pyg2's layer under torch.compile). Every target compares gnnc
+with the fastest of them (make_plan says which cases each runs). Without
+that environment (the smoke run on a fresh machine, CI) the pyg2 cases are
+recorded as unavailable, with the reason.
 
 Steps: build gnnc (gnnc, gnnc_ops, gnnc_runtime) and install it as a CMake
 package; configure tools/benchmarks/ against it with one gnnc_add_model
@@ -71,13 +82,30 @@ import graphs  # noqa: E402
 import library  # noqa: E402
 
 DEB_PY = "/usr/bin/python3"
+# gnnc, and the anchors on Debian's PyTorch 1.13 (PyG 2.3, DGL).
 IMPLS = ["gnnc", "pyg", "pyg-sparse", "dgl"]
-ANCHORS = ["pyg", "pyg-sparse", "dgl"]
-# The cases "from PyTorch": gnnc's layers through gnnc.torch (python/), and
-# the current PyTorch and PyG from PyPI (build/bench-torch-venv), eager and
-# under torch.compile, beside gnnc native and PyG on Debian's PyTorch.
-TORCH_IMPLS = ["gnnc-torch", "pyg-current", "pyg-compile"]
-ALL_IMPLS = IMPLS + TORCH_IMPLS
+# PyG on the current PyTorch from PyPI (build/bench-torch-venv,
+# requirements-torch.txt), the anchors a user would pick today: eager with
+# edge_index, with an EdgeIndex sorted by destination, with the adjacency as
+# a torch.sparse CSR tensor, and eager's layer under torch.compile. Each is
+# anchor.py's --impl (and whether --compile) under the environment's Python.
+PYG2_IMPLS = ["pyg2", "pyg2-edgeindex", "pyg2-csr", "pyg2-compile"]
+PYG2_ANCHOR = {"pyg2": ("pyg", False), "pyg2-edgeindex": ("pyg-edgeindex", False),
+               "pyg2-csr": ("pyg-sparse", False), "pyg2-compile": ("pyg", True)}
+# The main run's implementations and anchors.
+MAIN_IMPLS = IMPLS + PYG2_IMPLS
+ANCHORS = ["pyg", "pyg-sparse", "dgl"] + PYG2_IMPLS
+# The current PyTorch's configuration on the R-MAT scales sweep, per layer
+# (the layers' tables have all four): the fastest of the four for that case
+# (GCN inference, GAT forward + backward) on rmat-14 in our runs, and for
+# GAT torch.compile against eager on rmat-17 (tools/bench --torch); the
+# doc says where rmat-17's row of the same run disagrees.
+PYG2_SWEEP = {"gcn": "pyg2-csr", "gat8": "pyg2-compile"}
+# The cases "from PyTorch": gnnc's layers through gnnc.torch (python/),
+# beside gnnc native, PyG on Debian's PyTorch and PyG on the current
+# PyTorch, eager and under torch.compile.
+TORCH_IMPLS = ["gnnc-torch"]
+ALL_IMPLS = IMPLS + PYG2_IMPLS + TORCH_IMPLS
 TORCH_REQUIREMENTS = HERE / "requirements-torch.txt"
 # Rounds of the gnnc native and gnnc-from-PyTorch cases (tools/bench --torch).
 TORCH_ROUNDS = 3
@@ -155,9 +183,16 @@ def min_bytes(layer, F, mode, N, E):
 
 
 def make_plan(quick):
+    """The cases of the main run. PyG on the current PyTorch (PYG2_IMPLS)
+    runs in all four configurations on rmat-17's layers (the targets'
+    graph), the Cora epoch and the aggregation's target case; eager (the
+    three without torch.compile, whose compile of each case takes longer
+    than the case) on Cora's layers; PYG2_SWEEP's alone on the R-MAT scales;
+    not on Citeseer, the Erdos-Renyi graph and the widths. That keeps the
+    full run within about 40 minutes."""
     cases = {}
 
-    def add(group, graph, layer, width, mode, impls=IMPLS):
+    def add(group, graph, layer, width, mode, impls=MAIN_IMPLS):
         for impl in impls:
             cid = "%s/%s/F%d/%s/%s" % (graph, layer, width, mode, impl)
             if cid in cases:
@@ -167,38 +202,45 @@ def make_plan(quick):
             cases[cid] = dict(id=cid, groups=[group], graph=graph, layer=layer,
                               width=width, mode=mode, impl=impl)
 
+    eager = [i for i in PYG2_IMPLS if i != "pyg2-compile"]
     if quick:
-        for mode in ("infer", "train"):
-            add("layers", "cora", "gcn", 16, mode, ["gnnc", "pyg", "dgl"])
-        add("layers", "rmat-12", "gat8", 16, "train", ["gnnc", "pyg"])
+        # The current PyTorch's configurations where its environment exists
+        # (the quick run does not install it; without it they are recorded
+        # as unavailable).
+        add("layers", "cora", "gcn", 16, "infer", ["gnnc", "pyg", "dgl"])
+        add("layers", "cora", "gcn", 16, "train", ["gnnc", "pyg", "dgl", "pyg2"])
+        add("layers", "rmat-12", "gat8", 16, "train", ["gnnc", "pyg"] + PYG2_IMPLS)
         add("bandwidth", "rmat-12", "gcn_agg", 16, "infer",
-            ["gnnc", "pyg-sparse"])
+            ["gnnc", "pyg-sparse", "pyg2-edgeindex"])
         add("contention", "cora", "gcn", 16, "train", ["gnnc", "pyg"])
         add("contention", "cora", "gcn", 16, "train" + BUSY, ["gnnc", "pyg"])
         return list(cases.values())
 
     # Every layer, both modes, every implementation, at F = 64 (on Citeseer,
     # which is much like Cora, three of them).
+    impls_of = {"cora": IMPLS + eager, "citeseer": IMPLS, "rmat-17": MAIN_IMPLS}
     for graph in ("cora", "citeseer", "rmat-17"):
         for layer in ("gcn", "gat1", "gat8", "sage_mean", "sage_max", "gin"):
             if graph == "citeseer" and layer not in ("gcn", "gat8", "sage_mean"):
                 continue
             for mode in ("infer", "train"):
-                add("layers", graph, layer, 64, mode)
+                add("layers", graph, layer, 64, mode, impls_of[graph])
     # The same scale on an Erdos-Renyi graph.
     for layer in ("gcn", "gat8"):
         for mode in ("infer", "train"):
-            add("er", "er-17", layer, 64, mode)
+            add("er", "er-17", layer, 64, mode, IMPLS)
     # Feature widths 16..256.
     for F in (16, 64, 256):
         for layer in ("gcn", "gat8"):
-            add("widths", "rmat-15", layer, F, "infer")
-        add("widths", "rmat-15", "gat8", F, "train")
+            add("widths", "rmat-15", layer, F, "infer", IMPLS)
+        add("widths", "rmat-15", "gat8", F, "train", IMPLS)
     # Scales 14..20.
     for s in range(14, 21):
-        add("scales", "rmat-%d" % s, "gcn", 64, "infer")
-        add("scales", "rmat-%d" % s, "gat8", 64, "train", ["gnnc", "pyg", "dgl"])
-        add("bandwidth", "rmat-%d" % s, "gcn_agg", 64, "infer")
+        add("scales", "rmat-%d" % s, "gcn", 64, "infer", IMPLS + [PYG2_SWEEP["gcn"]])
+        add("scales", "rmat-%d" % s, "gat8", 64, "train", ["gnnc", "pyg", "dgl",
+                                                           PYG2_SWEEP["gat8"]])
+        add("bandwidth", "rmat-%d" % s, "gcn_agg", 64, "infer",
+            MAIN_IMPLS if s == 20 else IMPLS)
     for F in (16, 256):
         add("bandwidth", "rmat-20", "gcn_agg", F, "infer", ["gnnc", "dgl"])
         add("bandwidth", "rmat-14", "gcn_agg", F, "infer", ["gnnc"])
@@ -218,7 +260,7 @@ def torch_plan():
     cases = []
     for layer in ("gcn", "gat8", "sage_mean"):
         for mode in ("infer", "train"):
-            for impl in ["gnnc", "gnnc-torch", "pyg", "pyg-current", "pyg-compile"]:
+            for impl in ["gnnc", "gnnc-torch", "pyg", "pyg2", "pyg2-compile"]:
                 cases.append(dict(id="rmat-17/%s/F64/%s/%s" % (layer, mode, impl),
                                   groups=["torch"], graph="rmat-17", layer=layer,
                                   width=64, mode=mode, impl=impl))
@@ -237,12 +279,17 @@ def library_plan():
         spec = library.entry_of(layer) or {}
         width = spec.get("width", 64)
         for mode in ("infer", "train"):
-            for impl in ("gnnc", "pyg", "pyg-current"):
+            for impl in ("gnnc", "pyg", "pyg2"):
                 cases.append(dict(id="rmat-17/%s/F%d/%s/%s" % (layer, width, mode, impl),
                                   groups=["library"], graph="rmat-17", layer=layer,
                                   width=width, mode=mode, impl=impl))
     return cases
 
+
+# Minutes of cases in the full run, after which the cases other than the
+# targets' are skipped (the whole run, with the builds, compile times and
+# profiles, stays within about 40 minutes).
+BUDGET_MIN = 32.0
 
 # A mode with this suffix runs the case of the plain mode while a busy
 # process (busy_process) holds one of the cores.
@@ -273,12 +320,32 @@ def busy_process(cpus):
     return p
 
 
-# The performance targets: which cases they read (see report.py).
+# The performance targets: which cases they read (see report.py, which has
+# the same table for results without it). The contention target compares
+# its case with the same case without the busy process.
 TARGETS = {
     "gat": dict(case="rmat-17/gat8/F64/train", quick="rmat-12/gat8/F16/train"),
+    "gcn": dict(case="rmat-17/gcn/F64/train", quick="cora/gcn/F16/train"),
     "bandwidth": dict(case="rmat-20/gcn_agg/F64/infer", quick="rmat-12/gcn_agg/F16/infer"),
     "epoch": dict(case="cora/gcn_model/F1433/epoch", quick=None),
+    "contention": dict(case="cora/gat_model/F1433/epoch" + BUSY,
+                       quick="cora/gcn/F16/train" + BUSY),
 }
+# The targets whose gnnc case is profiled.
+PROFILED_TARGETS = ("gat", "gcn", "bandwidth", "epoch")
+
+
+def target_ids(quick):
+    """The cases of the targets (without the implementation), which the
+    run's time budget never skips."""
+    out = set()
+    for t in TARGETS.values():
+        base = t["quick" if quick else "case"]
+        if base:
+            out.add(base)
+            if base.endswith(BUSY):
+                out.add(base[:-len(BUSY)])
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -682,9 +749,9 @@ def case_command(case, ctx, args, graph_dir, meta):
         return [str(ctx["driver"]), "--module", module_name(case["layer"], case["width"]),
                 "--entry", LAYERS[case["layer"]]["entry"], "--nodes", str(meta["N"])] + common
     python, impl, extra = DEB_PY, case["impl"], []
-    if impl in ("pyg-current", "pyg-compile"):
-        python, impl = str(torch_python(args)), "pyg"
-        extra = ["--compile"] if case["impl"] == "pyg-compile" else []
+    if impl in PYG2_ANCHOR:
+        python, (impl, compiled) = str(torch_python(args)), PYG2_ANCHOR[impl]
+        extra = ["--compile"] if compiled else []
     return [python, str(HERE / "anchor.py"), "--impl", impl, "--layer",
             case["layer"], "--width", str(case["width"]), "--nodes", str(meta["N"]),
             "--threads", str(args.threads)] + common + extra
@@ -712,7 +779,7 @@ def case_env(env, case, args):
     OpenMP threads for the same cores (PyTorch runs its BLAS on its own
     intra-op pool of the same size)."""
     impl = case["impl"]
-    if impl in ("pyg-current", "pyg-compile"):
+    if impl in PYG2_ANCHOR:
         # Its own PyG, not build/bench-pydeps' 2.3.
         env = dict(env)
         env.pop("PYTHONPATH", None)
@@ -759,18 +826,21 @@ def torch_probe(args, env):
 
 
 def torch_available(probe):
-    """The cases from PyTorch: gnnc.torch runs on Debian's PyTorch (the
-    probe of the other anchors), PyG current and compiled in the PyPI
-    environment."""
+    """gnnc.torch runs on Debian's PyTorch (the probe of the other anchors),
+    PyG's configurations on the current PyTorch in the PyPI environment:
+    EdgeIndex needs PyG 2.5, torch.compile PyTorch 2."""
     out = {}
     deb = probe.get("torch_error")
     out["gnnc-torch"] = (False, deb) if deb else (True, "")
     cur = probe["torch_current"]
     why = cur.get("torch_error") or cur.get("pyg_error")
-    out["pyg-current"] = (False, why) if why else (True, "")
+    for impl in PYG2_IMPLS:
+        out[impl] = (False, why) if why else (True, "")
+    if not why and cur.get("pyg_edge_index") is not True:
+        out["pyg2-edgeindex"] = (False, str(cur.get("pyg_edge_index")
+                                            or "the probe did not try EdgeIndex"))
     if not why and not cur.get("torch_compile"):
-        why = "torch %s has no torch.compile" % cur.get("torch")
-    out["pyg-compile"] = (False, why) if why else (True, "")
+        out["pyg2-compile"] = (False, "torch %s has no torch.compile" % cur.get("torch"))
     return out
 
 
@@ -839,7 +909,7 @@ def run_cases(plan, ctx, args, metas, avail, keep_order=False):
     order = plan if keep_order else sorted(
         plan, key=lambda c: (graph_size_key(c["graph"], metas),
                              ALL_IMPLS.index(c["impl"])))
-    target_ids = {t["quick" if args.quick else "case"] for t in TARGETS.values()}
+    targets = target_ids(args.quick)
     for k, case in enumerate(order):
         meta = metas[case["graph"]]
         gdir = ctx["graph_dirs"][case["graph"]]
@@ -857,7 +927,7 @@ def run_cases(plan, ctx, args, metas, avail, keep_order=False):
             rec.update(status="skipped", error="not run: the same case on %s "
                        "ended with %s" % (g0, st0))
         elif (args.budget and time.time() - t_start > args.budget * 60
-              and base_id not in target_ids):
+              and base_id not in targets):
             rec.update(status="skipped", error="not run: the run's time budget "
                        "(%g min) was spent" % args.budget)
         else:
@@ -1005,7 +1075,7 @@ def main():
                     help="kill a case that runs longer (s; default 240, 60 quick)")
     ap.add_argument("--budget", type=float, default=None,
                     help="minutes for the cases; later non-target cases are skipped "
-                    "(default 25 for the full run, none for --quick)")
+                    "(default %g for the full run, none for --quick)" % BUDGET_MIN)
     ap.add_argument("--arch-flags", default="-march=native",
                     help="target flags for the generated code (default -march=native)")
     ap.add_argument("--no-install", action="store_true")
@@ -1094,7 +1164,7 @@ def main():
     if args.time_cap is None:
         args.time_cap = 60 if args.quick else 240
     if args.budget is None and not args.quick and not (args.torch or args.library):
-        args.budget = 25.0
+        args.budget = BUDGET_MIN
     t0 = time.time()
 
     args.torch_venv = pathlib.Path(args.torch_venv).resolve()
@@ -1108,7 +1178,7 @@ def main():
         rx = re.compile(args.only)
         plan = [c for c in plan if rx.search(c["id"])]
     if (not args.no_install and not args.quick
-            and any(c["impl"] in ("pyg-current", "pyg-compile") for c in plan)):
+            and any(c["impl"] in PYG2_ANCHOR for c in plan)):
         install_state["torch_venv"] = install_torch_venv(args)
     log("%d cases" % len(plan))
 
@@ -1145,7 +1215,7 @@ def main():
     probe["torch_current"] = torch_probe(args, env)
     avail.update(torch_available(probe))
     for impl in ANCHORS + TORCH_IMPLS:
-        if not avail[impl][0]:
+        if impl in avail and not avail[impl][0]:
             log("%s unavailable: %s" % (impl, avail[impl][1][:200]))
 
     if args.library:
@@ -1170,8 +1240,8 @@ def main():
 
     profiles = {}
     if not args.no_profile:
-        for tname, t in TARGETS.items():
-            base = t["quick" if args.quick else "case"]
+        for tname in PROFILED_TARGETS:
+            base = TARGETS[tname]["quick" if args.quick else "case"]
             if not base:
                 continue
             rec = next((r for r in results if r["id"] == base + "/gnnc"), None)
