@@ -1279,8 +1279,31 @@ def write(data, doc, assets):
         w(table(["case", "result", "why"], rows, ["l", "l", "l"]))
         w("")
 
+    text = "\n".join(L).rstrip() + "\n"
+    if doc.exists():
+        text = keep_sections(doc.read_text(), text)
     doc.parent.mkdir(parents=True, exist_ok=True)
-    doc.write_text("\n".join(L).rstrip() + "\n")
+    doc.write_text(text)
+
+
+# The sections of benchmarks.md that only their own command writes (from
+# JSON that write() does not read): a rewrite of the doc keeps them.
+KEPT_SECTIONS = ["## Data-parallel training", "## The layer library against PyG"]
+
+
+def keep_sections(old, new):
+    """`new` (a whole benchmarks.md) with the KEPT_SECTIONS of `old` that it
+    lacks, each put where splice_section puts a new section."""
+    lines = old.split("\n")
+    have = set(new.split("\n"))
+    for heading in KEPT_SECTIONS:
+        if heading in have or heading not in lines:
+            continue
+        start = lines.index(heading)
+        end = next((i for i in range(start + 1, len(lines))
+                    if lines[i].startswith("## ")), len(lines))
+        new = splice_section(new, heading, "\n".join(lines[start:end]))
+    return new
 
 
 def share(prof, pred):
