@@ -97,10 +97,9 @@ MAIN_IMPLS = IMPLS + PYG2_IMPLS
 ANCHORS = ["pyg", "pyg-sparse", "dgl"] + PYG2_IMPLS
 # The current PyTorch's configuration on the R-MAT scales sweep, per layer
 # (the layers' tables have all four): the fastest of the four for that case
-# (GCN inference, GAT forward + backward) on rmat-14 in our runs, and for
-# GAT torch.compile against eager on rmat-17 (tools/bench --torch); the
-# doc says where rmat-17's row of the same run disagrees.
-PYG2_SWEEP = {"gcn": "pyg2-csr", "gat8": "pyg2-compile"}
+# (GCN inference, GAT forward + backward) on rmat-17 in our runs; the doc
+# says where rmat-17's row of the same run disagrees.
+PYG2_SWEEP = {"gcn": "pyg2-csr", "gat8": "pyg2-edgeindex"}
 # The cases "from PyTorch": gnnc's layers through gnnc.torch (python/),
 # beside gnnc native, PyG on Debian's PyTorch and PyG on the current
 # PyTorch, eager and under torch.compile.
