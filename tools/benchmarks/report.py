@@ -945,7 +945,11 @@ def write(data, doc, assets):
       "for gnnc the runtime's graph (edge list, CSR and CSC, int64). The JSON also "
       "has the resident set once the graph, inputs and parameters are loaded "
       "(`rss_baseline_bytes`) and its peak during the timed part (`rss_peak_bytes`); "
-      "their difference is the growth shown in the GAT target's row.")
+      "their difference is the growth shown in the GAT target's row. gnnc's growth "
+      "is its outputs (the forward's result and saved tensors, the gradients) and "
+      "one workspace that its forward and backward share, of the larger of their "
+      "sizes (the forward's intermediates are dead once it returns), as a training "
+      "loop allocates it (docs/abi.md, \"Workspace\").")
     w("- **Caps**: a case whose resident set passes %s or that runs past %d s is "
       "killed; that is its result (\"over memory cap\"), and the same case is not "
       "tried on larger R-MAT scales. %s"
