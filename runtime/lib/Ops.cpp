@@ -848,6 +848,233 @@ void gnnc::rt::matmulT(const float *a, bool transA, const float *w, bool transW,
   });
 }
 
+//===----------------------------------------------------------------------===//
+// Dropout fused into a matmul
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The dropout of a dropoutMatmul or dropoutTransposeMatmul: the test and
+/// the scale computed once, and whether there is a mask at all.
+struct DropoutMask {
+  DropoutMask(double p, uint64_t seed, bool training)
+      : seed(seed), drop(training && p > 0),
+        threshold(drop ? dropoutThreshold(p) : 0),
+        scale(drop ? dropoutScale(p) : 1.0f) {}
+  uint64_t seed;
+  bool drop;
+  uint64_t threshold;
+  float scale;
+  bool kept(uint64_t index) const {
+    return !drop || dropoutKept(seed, index, threshold);
+  }
+  /// Elements [begin, begin + n) of the dropped tensor, from `in`.
+  void apply(const float *in, float *out, int64_t begin, int64_t n) const {
+    if (drop)
+      dropoutRange(in, out, begin, n, seed, threshold, scale);
+    else
+      std::memcpy(out, in, static_cast<size_t>(n) * sizeof(float));
+  }
+};
+
+/// Elements of a sparse-product tile: rows of the matmul's input, columns
+/// of the transposed one's (a multiple of the 16-element blocks whose zero
+/// test skips them).
+constexpr int64_t kSparseTileRows = 32;
+constexpr int64_t kDenseTileCols = 256;
+constexpr int64_t kTransposedCols = 64;
+constexpr int64_t kTransposedTileRows = 128;
+
+/// Whether a tile of `elements` with `nonzero` elements not +0.0 (so far)
+/// is computed over those elements: one in 8 or fewer (bag-of-words
+/// features are about 1 in 80). The rest of a denser tile goes through a
+/// dropped copy and cblas_sgemm.
+bool sparseEnough(int64_t nonzero, int64_t elements) {
+  return nonzero * 8 <= elements;
+}
+
+/// Columns of a row segment whose kept elements are listed at once.
+constexpr int64_t kSegment = 512;
+
+/// Appends column `c` of a row and its dropped value when the mask keeps
+/// element `index`.
+__attribute__((always_inline)) inline void
+pushKept(const DropoutMask &mask, uint64_t index, int64_t c, float value,
+         int32_t *cols, float *vals, int64_t &count) {
+  if (!mask.kept(index))
+    return;
+  cols[count] = static_cast<int32_t>(c);
+  vals[count] = value * mask.scale;
+  ++count;
+}
+
+/// Lists the elements c in [c0, c1) (at most kSegment) of row `row` of
+/// x[?, k] that are not +0.0 and that the mask keeps: their columns in
+/// `cols`, their dropped values in `vals`, in column order; returns how
+/// many, and adds to `nonzero` the elements that are not +0.0, kept or not.
+/// Each 16 elements give a bit mask of those that are not +0.0 (vector
+/// compares, no branch per element), whose set bits are visited in order.
+/// Inlined into the multiversioned loops below, which vectorise it.
+__attribute__((always_inline)) inline int64_t
+keptElements(const float *x, int64_t row, int64_t k, int64_t c0, int64_t c1,
+             const DropoutMask &mask, int32_t *cols, float *vals,
+             int64_t &nonzero) {
+  const float *xr = x + row * k;
+  const uint64_t base = static_cast<uint64_t>(row * k);
+  int64_t count = 0;
+  int64_t b = c0;
+  for (; b + 16 <= c1; b += 16) {
+    uint32_t bitsSet = 0;
+#pragma omp simd reduction(| : bitsSet)
+    for (int i = 0; i < 16; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, xr + b + i, sizeof bits);
+      bitsSet |= static_cast<uint32_t>(bits != 0) << i;
+    }
+    nonzero += __builtin_popcount(bitsSet);
+    for (; bitsSet != 0; bitsSet &= bitsSet - 1) {
+      int64_t c = b + __builtin_ctz(bitsSet);
+      pushKept(mask, base + static_cast<uint64_t>(c), c, xr[c], cols, vals,
+               count);
+    }
+  }
+  for (; b < c1; ++b) {
+    uint32_t bits;
+    std::memcpy(&bits, xr + b, sizeof bits);
+    if (bits != 0) {
+      ++nonzero;
+      pushKept(mask, base + static_cast<uint64_t>(b), b, xr[b], cols, vals,
+               count);
+    }
+  }
+  return count;
+}
+
+/// Rows [r0, r1) of dropout(x) @ w over their kept non-zero elements, in
+/// column order, into out (zeros), while the tile of `elements` starting at
+/// r0 stays sparse enough; returns the first row not computed.
+GNNC_MULTIVERSION
+int64_t sparseProductRows(const float *x, int64_t k, int64_t r0, int64_t r1,
+                          const DropoutMask &mask, const float *w, int64_t n,
+                          float *out, int64_t elements) {
+  int32_t cols[kSegment];
+  float vals[kSegment];
+  int64_t nonzero = 0, i = r0;
+  for (; i < r1 && sparseEnough(nonzero, elements); ++i) {
+    float *o = out + i * n;
+    for (int64_t c0 = 0; c0 < k; c0 += kSegment) {
+      int64_t count = keptElements(x, i, k, c0, std::min(k, c0 + kSegment),
+                                   mask, cols, vals, nonzero);
+      for (int64_t e = 0; e < count; ++e) {
+        const float *wr = w + static_cast<int64_t>(cols[e]) * n;
+        const float v = vals[e];
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j)
+          o[j] += v * wr[j];
+      }
+    }
+  }
+  return i;
+}
+
+/// Rows [r0, r1) of x, columns [c0, c1) (at most kSegment), added to
+/// transpose(dropout(x)) @ dy in `out` over their kept non-zero elements,
+/// row by row, while the tile of `elements` stays sparse enough; returns
+/// the first row not added.
+GNNC_MULTIVERSION
+int64_t sparseTransposedRows(const float *x, int64_t k, int64_t r0, int64_t r1,
+                             int64_t c0, int64_t c1, const DropoutMask &mask,
+                             const float *dy, int64_t n, float *out,
+                             int64_t elements) {
+  int32_t cols[kSegment];
+  float vals[kSegment];
+  int64_t nonzero = 0, i = r0;
+  for (; i < r1 && sparseEnough(nonzero, elements); ++i) {
+    int64_t count = keptElements(x, i, k, c0, c1, mask, cols, vals, nonzero);
+    const float *d = dy + i * n;
+    for (int64_t e = 0; e < count; ++e) {
+      float *o = out + static_cast<int64_t>(cols[e]) * n;
+      const float v = vals[e];
+#pragma omp simd
+      for (int64_t j = 0; j < n; ++j)
+        o[j] += v * d[j];
+    }
+  }
+  return i;
+}
+
+} // namespace
+
+void gnnc::rt::dropoutMatmul(const float *x, const float *w, float *out,
+                             int64_t rows, int64_t k, int64_t n, double p,
+                             uint64_t seed, bool training) {
+  if (rows <= 0 || n <= 0)
+    return;
+  fill(out, rows * n, 0.0f);
+  if (k <= 0)
+    return;
+  SingleThreadedBlas oneThread;
+  const DropoutMask mask(p, seed, training);
+  // Tiles of rows, each computed on its own (the same floats on any number
+  // of threads): row by row over its kept non-zero elements, until the
+  // tile turns out too dense; its remaining rows through a dropped copy.
+  int64_t tiles = (rows + kSparseTileRows - 1) / kSparseTileRows;
+  parallelFor(tiles, rows * k > kParallelThreshold, [&](int64_t t) {
+    int64_t r0 = t * kSparseTileRows;
+    int64_t r1 = std::min(rows, r0 + kSparseTileRows);
+    int64_t i = sparseProductRows(x, k, r0, r1, mask, w, n, out, (r1 - r0) * k);
+    if (i == r1)
+      return;
+    float tile[kSparseTileRows * kDenseTileCols];
+    for (int64_t c0 = 0; c0 < k; c0 += kDenseTileCols) {
+      int64_t cw = std::min(kDenseTileCols, k - c0);
+      for (int64_t r = i; r < r1; ++r)
+        mask.apply(x + r * k + c0, tile + (r - i) * cw, r * k + c0, cw);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+                  static_cast<int>(r1 - i), static_cast<int>(n),
+                  static_cast<int>(cw), 1.0f, tile, static_cast<int>(cw),
+                  w + c0 * n, static_cast<int>(n), 1.0f, out + i * n,
+                  static_cast<int>(n));
+    }
+  });
+}
+
+void gnnc::rt::dropoutTransposeMatmul(const float *x, const float *dy,
+                                      float *out, int64_t rows, int64_t k,
+                                      int64_t n, double p, uint64_t seed,
+                                      bool training) {
+  if (k <= 0 || n <= 0)
+    return;
+  fill(out, k * n, 0.0f);
+  if (rows <= 0)
+    return;
+  SingleThreadedBlas oneThread;
+  const DropoutMask mask(p, seed, training);
+  // Blocks of columns of x (rows of the result), each summed over x's rows
+  // in order by one thread, tile by tile: no two threads write a row.
+  int64_t blocks = (k + kTransposedCols - 1) / kTransposedCols;
+  parallelFor(blocks, rows * k > kParallelThreshold, [&](int64_t b) {
+    int64_t c0 = b * kTransposedCols;
+    int64_t c1 = std::min(k, c0 + kTransposedCols), cw = c1 - c0;
+    float *o = out + c0 * n;
+    static_assert(kTransposedCols <= kSegment, "a block is one segment");
+    for (int64_t r0 = 0; r0 < rows; r0 += kTransposedTileRows) {
+      int64_t r1 = std::min(rows, r0 + kTransposedTileRows);
+      int64_t i = sparseTransposedRows(x, k, r0, r1, c0, c1, mask, dy, n, out,
+                                       (r1 - r0) * cw);
+      if (i == r1)
+        continue;
+      float tile[kTransposedTileRows * kTransposedCols];
+      for (int64_t r = i; r < r1; ++r)
+        mask.apply(x + r * k + c0, tile + (r - i) * cw, r * k + c0, cw);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(cw),
+                  static_cast<int>(n), static_cast<int>(r1 - i), 1.0f, tile,
+                  static_cast<int>(cw), dy + i * n, static_cast<int>(n), 1.0f,
+                  o, static_cast<int>(n));
+    }
+  });
+}
+
 void gnnc::rt::reduceSum(const float *in, float *out, int64_t outer,
                          int64_t len, int64_t inner) {
   if (inner == 1) { // row sums

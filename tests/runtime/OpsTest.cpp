@@ -229,6 +229,106 @@ TEST(OpsMatmul, SplitProductsMatchTheReference) {
 } // namespace
 
 //===----------------------------------------------------------------------===//
+// dropoutMatmul: a dropout fused into the product that reads it
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// x[rows, k] with the rows in `denseRows` full of values and the others
+/// holding about one value in 60 (a bag-of-words row), at positions and
+/// with values from a fixed generator.
+std::vector<float> featureRows(int64_t rows, int64_t k,
+                               const std::vector<bool> &denseRows) {
+  std::vector<float> x(rows * k, 0.0f);
+  uint32_t state = 12345;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return state >> 8;
+  };
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t c = 0; c < k; ++c)
+      if (denseRows[i] || next() % 60 == 0)
+        x[i * k + c] = float(next() % 1000) / 500.0f - 1.0f;
+  return x;
+}
+
+/// The fused products against rt::dropout's tensor multiplied in double:
+/// the same mask, and the products to rounding.
+void checkDropoutProducts(int64_t rows, int64_t k, int64_t n,
+                          const std::vector<bool> &denseRows, double p,
+                          bool training) {
+  std::vector<float> x = featureRows(rows, k, denseRows);
+  std::vector<float> w(k * n), dy(rows * n);
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = float(int64_t(i * 53 % 97) - 48) / 48.0f;
+  for (size_t i = 0; i < dy.size(); ++i)
+    dy[i] = float(int64_t(i * 29 % 89) - 44) / 44.0f;
+  const uint64_t seed = rt::mixSeed(7, 1234);
+  std::vector<float> dropped(x.size());
+  rt::dropout(x.data(), dropped.data(), rows * k, p, seed, training);
+
+  std::vector<float> out(rows * n, std::nanf(""));
+  rt::dropoutMatmul(x.data(), w.data(), out.data(), rows, k, n, p, seed,
+                    training);
+  std::vector<double> want =
+      referenceProduct(dropped, false, w, false, rows, k, n);
+  for (size_t i = 0; i < out.size(); ++i)
+    ASSERT_NEAR(out[i], want[i], 1e-4 * (1.0 + std::fabs(want[i])))
+        << rows << "x" << k << "x" << n << " p " << p << " training "
+        << training << " at " << i;
+
+  std::vector<float> grad(k * n, std::nanf(""));
+  rt::dropoutTransposeMatmul(x.data(), dy.data(), grad.data(), rows, k, n, p,
+                             seed, training);
+  std::vector<double> wantGrad =
+      referenceProduct(dropped, true, dy, false, k, rows, n);
+  for (size_t i = 0; i < grad.size(); ++i)
+    ASSERT_NEAR(grad[i], wantGrad[i], 1e-4 * (1.0 + std::fabs(wantGrad[i])))
+        << "transposed " << rows << "x" << k << "x" << n << " p " << p
+        << " training " << training << " at " << i;
+}
+
+} // namespace
+
+/// Sparse rows (summed over their kept elements), dense rows (a dropped
+/// copy through cblas_sgemm) and both in one call, with sizes that are not
+/// multiples of the tiles or of the 16-element zero blocks, in training, in
+/// inference, and with p = 0 and p = 1.
+TEST(OpsDropoutMatmul, MatchesDropoutThenMatmul) {
+  struct Case {
+    int64_t rows, k, n;
+    int denseEvery; // every denseEvery-th row is dense; 0: none
+  };
+  for (Case c :
+       {Case{100, 300, 16, 0}, Case{70, 600, 5, 1}, Case{300, 1433, 16, 3},
+        Case{45, 37, 9, 0}, Case{200, 130, 64, 7}})
+    for (auto [p, training] : {std::pair{0.5, true}, std::pair{0.5, false},
+                               std::pair{0.0, true}, std::pair{1.0, true}}) {
+      std::vector<bool> dense(c.rows, false);
+      for (int64_t i = 0; c.denseEvery && i < c.rows; i += c.denseEvery)
+        dense[i] = true;
+      checkDropoutProducts(c.rows, c.k, c.n, dense, p, training);
+    }
+}
+
+/// Hand-computed: x = [[2, 0], [0, 3]], w = [[1, 10], [100, 1000]], no
+/// dropout: x @ w = [[2, 20], [300, 3000]]; transpose(x) @ w (w as dy) =
+/// [[2, 20], [300, 3000]] too, and with dy = [[1, 2], [3, 4]]:
+/// [[2, 4], [9, 12]].
+TEST(OpsDropoutMatmul, HandComputed) {
+  const float x[] = {2, 0, 0, 3};
+  const float w[] = {1, 10, 100, 1000};
+  const float dy[] = {1, 2, 3, 4};
+  float out[4], grad[4];
+  rt::dropoutMatmul(x, w, out, 2, 2, 2, 0.5, 1, /*training=*/false);
+  EXPECT_EQ(std::vector<float>(out, out + 4),
+            (std::vector<float>{2, 20, 300, 3000}));
+  rt::dropoutTransposeMatmul(x, dy, grad, 2, 2, 2, 0.5, 1, false);
+  EXPECT_EQ(std::vector<float>(grad, grad + 4),
+            (std::vector<float>{2, 4, 9, 12}));
+}
+
+//===----------------------------------------------------------------------===//
 // mulReduceSum: reduceSum of a broadcast product without the product
 //===----------------------------------------------------------------------===//
 

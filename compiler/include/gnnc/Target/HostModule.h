@@ -325,6 +325,9 @@ protected:
     std::string sizes;
   };
   MatmulOperands matmulOperands(gnn::MatmulOp m);
+  /// The probability, seed and training arguments of a dropout's runtime
+  /// call (rt::dropout and the products that drop their input).
+  std::string dropoutArgs(gnn::DropoutOp d);
   /// Declares the variable of a fresh value (a workspace buffer).
   void declare(mlir::Value v, CodeWriter &w);
   /// The condition under which `op` runs: "" (always), or "grad_x || ..."

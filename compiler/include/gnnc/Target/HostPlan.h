@@ -77,6 +77,8 @@ struct HostTraits {
   bool reduceScratch = false;
   /// Whether it prints the gather-dot fusions (with hostFusions).
   bool gatherDots = false;
+  /// Whether it prints the dropout-matmul fusions (with hostFusions).
+  bool dropoutMatmuls = false;
 };
 
 /// The traits of the C++ and CUDA printers.
@@ -93,6 +95,12 @@ bool isHostFunction(mlir::func::FuncOp func);
 /// The product an add_mul fusion folds into `add`: a `mul` operand that
 /// nothing else reads and no other fusion claims (the right one first).
 gnn::BinaryOp addedProduct(gnn::BinaryOp add);
+
+/// The dropout whose result `m` reads as its left operand, directly or
+/// through a transpose (the forward's `dropout(x) @ w`, the weight
+/// gradient's `transpose(dropout(x)) @ dy`), when nothing else reads it and
+/// the right operand is read as it is stored; null otherwise.
+gnn::DropoutOp droppedLhs(gnn::MatmulOp m);
 
 /// Decides the host fusions of `func` and records them (replacing any).
 void planHostFusions(mlir::func::FuncOp func);
@@ -113,6 +121,9 @@ struct HostFusions {
   /// The reduces computed as one gather-dot pass, with their two gathers.
   llvm::DenseMap<mlir::Operation *, std::pair<gnn::GatherOp, gnn::GatherOp>>
       gatherDots;
+  /// The matmuls computed as rt::dropoutMatmul (or, reading it transposed,
+  /// rt::dropoutTransposeMatmul), with the dropout they read.
+  llvm::DenseMap<mlir::Operation *, gnn::DropoutOp> dropoutMatmuls;
 };
 
 /// Whether `op` is a view that a fusion makes of an op that would compute
@@ -130,11 +141,12 @@ inline mlir::Value viewedValue(mlir::Operation *view) {
   return view->getOperand(view->getNumOperands() - 1);
 }
 
-/// Reads the recorded host fusions of `func` (the gather-dots only with
-/// `gatherDots`); reports an error when they are missing or do not match
-/// the IR.
+/// Reads the recorded host fusions of `func` (the gather-dots and the
+/// dropout-matmuls only where `traits` print them); reports an error when
+/// they are missing or do not match the IR.
 mlir::LogicalResult readHostFusions(mlir::func::FuncOp func,
-                                    HostFusions &fusions, bool gatherDots);
+                                    HostFusions &fusions,
+                                    const HostTraits &traits);
 
 //===----------------------------------------------------------------------===//
 // Storage and liveness of host values

@@ -22,10 +22,17 @@ def GNNKPlanHostFusion : Pass<"gnnk-plan-host-fusion", "mlir::ModuleOp"> {
       (the gradient of an edge weight), each intermediate read once, gets
       `gnn.host_fusion = "gather_dot"`, and it, the product and both
       gathers get `gnn.fusion_group = k`: one pass over the edges
-      (`rt::gatherDot`) computes the reduce, the others print nothing.
+      (`rt::gatherDot`) computes the reduce, the others print nothing;
+    - a `gnn.matmul` whose left operand is a `gnn.dropout` of a function
+      argument at least 256 wide that nothing else reads, directly or
+      through a transpose, gets `gnn.host_fusion = "dropout_matmul"`, and
+      it and the dropout get `gnn.fusion_group = k`: the product drops and
+      reads x in one pass, skipping its zeros (`rt::dropoutMatmul`,
+      `rt::dropoutTransposeMatmul`), and the dropout prints nothing.
 
     The function gets `gnn.host_fusions = n`, the number of fusions
-    (0 when none). The CUDA printer fuses no host ops and ignores these.
+    (0 when none). The CUDA printer prints all but the gather-dots and the
+    dropout-matmuls.
   }];
 }
 

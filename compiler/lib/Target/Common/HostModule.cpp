@@ -147,6 +147,13 @@ HostFunctionPrinter::matmulOperands(gnn::MatmulOp m) {
   return out;
 }
 
+std::string HostFunctionPrinter::dropoutArgs(gnn::DropoutOp d) {
+  usesTraining = usesSeed = true;
+  return floatLiteral(d.getP().convertToDouble(), false, abi.nonFinite) +
+         ", rt::mixSeed(" + std::to_string(d.getSeedAttr().getInt()) +
+         ", seed), training";
+}
+
 std::string HostFunctionPrinter::graph(Value g) {
   if (auto arg = dyn_cast<BlockArgument>(g)) {
     usedGraphs.insert(arg.getArgNumber());
@@ -249,8 +256,7 @@ LogicalResult HostFunctionPrinter::plan() {
   if (traits.constantsInWorkspace != constantsInWorkspace() ||
       traits.optionalInputGrads != abi.optionalInputGrads)
     return func.emitError(abi.printer() + " does not match its host traits");
-  if (traits.hostFusions &&
-      failed(readHostFusions(func, fusions, traits.gatherDots)))
+  if (traits.hostFusions && failed(readHostFusions(func, fusions, traits)))
     return failure();
   FailureOr<std::vector<WorkspaceSlot>> slots = readWorkspace(func, traits);
   if (failed(slots))
@@ -716,14 +722,8 @@ LogicalResult HostFunctionPrinter::printRuntimeOp(Operation *op, CodeWriter &w,
         return success();
       })
       .Case<DropoutOp>([&](DropoutOp d) -> LogicalResult {
-        usesTraining = usesSeed = true;
         call("dropout", in(d.getInput()) + ", " + out() + ", " +
-                            numel(d.getResult()) + ", " +
-                            floatLiteral(d.getP().convertToDouble(), false,
-                                         abi.nonFinite) +
-                            ", rt::mixSeed(" +
-                            std::to_string(d.getSeedAttr().getInt()) +
-                            ", seed), training");
+                            numel(d.getResult()) + ", " + dropoutArgs(d));
         return success();
       })
       .Case<TrainingOp>([&](TrainingOp) -> LogicalResult {

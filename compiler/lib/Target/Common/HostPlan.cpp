@@ -29,7 +29,8 @@ const HostTraits &gnnc::target::cppHostTraits() {
                                  /*optionalInputGrads=*/true,
                                  /*readoutScratch=*/true,
                                  /*reduceScratch=*/false,
-                                 /*gatherDots=*/true};
+                                 /*gatherDots=*/true,
+                                 /*dropoutMatmuls=*/true};
   return traits;
 }
 
@@ -40,7 +41,8 @@ const HostTraits &gnnc::target::cudaHostTraits() {
                                  /*optionalInputGrads=*/true,
                                  /*readoutScratch=*/false,
                                  /*reduceScratch=*/true,
-                                 /*gatherDots=*/false};
+                                 /*gatherDots=*/false,
+                                 /*dropoutMatmuls=*/false};
   return traits;
 }
 
@@ -62,6 +64,19 @@ gnn::BinaryOp gnnc::target::addedProduct(gnn::BinaryOp add) {
       return m;
   }
   return nullptr;
+}
+
+gnn::DropoutOp gnnc::target::droppedLhs(gnn::MatmulOp m) {
+  Value lhs = m.getLhs();
+  if (lhs == m.getRhs() || m.getRhs().getDefiningOp<gnn::TransposeOp>())
+    return nullptr;
+  if (auto t = lhs.getDefiningOp<gnn::TransposeOp>()) {
+    if (!t->hasOneUse())
+      return nullptr;
+    lhs = t.getInput();
+  }
+  auto d = lhs.getDefiningOp<gnn::DropoutOp>();
+  return d && d->hasOneUse() ? d : nullptr;
 }
 
 void gnnc::target::planHostFusions(func::FuncOp func) {
@@ -134,6 +149,28 @@ void gnnc::target::planHostFusions(func::FuncOp func) {
       continue;
     fuse(&op, "mul_reduce", {m});
   }
+  // A dropout of an input feature matrix that only a matmul reads: the
+  // forward's `dropout(x) @ W`, or the weight gradient's
+  // `transpose(dropout(x)) @ dy` (the backward recomputes the dropout). The
+  // product drops the elements as it reads them and skips x's zeros,
+  // without the dropped tensor (rt::dropoutMatmul,
+  // rt::dropoutTransposeMatmul). Only for a function argument at least
+  // kWideFeatures wide: input features, such as bag-of-words rows, which
+  // are mostly zeros (the runtime falls back to cblas_sgemm on dense tiles,
+  // but a dense intermediate gains nothing).
+  constexpr int64_t kWideFeatures = 256;
+  for (Operation &op : body) {
+    auto m = dyn_cast<gnn::MatmulOp>(op);
+    gnn::DropoutOp d = m ? droppedLhs(m) : nullptr;
+    if (!d || d->hasAttr(kFusionGroupAttr))
+      continue;
+    DomainTensorType x = gnn::tensorOf(d.getInput());
+    if (!isa<BlockArgument>(d.getInput()) || x.isVertexOrEdge() ||
+        x.getShape().size() != 2 || ShapedType::isDynamic(x.getShape()[1]) ||
+        x.getShape()[1] < kWideFeatures)
+      continue;
+    fuse(&op, "dropout_matmul", {d});
+  }
   // An add of a product that nothing else reads (a gradient accumulated
   // from the terms of a chain rule): `x + y * z` in one pass (rt::addMul).
   for (Operation &op : body) {
@@ -161,7 +198,7 @@ void gnnc::target::planHostFusions(func::FuncOp func) {
 
 LogicalResult gnnc::target::readHostFusions(func::FuncOp func,
                                             HostFusions &fusions,
-                                            bool gatherDots) {
+                                            const HostTraits &traits) {
   if (!func->getAttrOfType<IntegerAttr>(kHostFusionsAttr))
     return func.emitError("host function has no '")
            << kHostFusionsAttr << "' (run gnnk-plan-host-fusion)";
@@ -218,11 +255,20 @@ LogicalResult gnnc::target::readHostFusions(func::FuncOp func,
       // Checked for every printer; printed fused where it can.
       ok = group && x && y && inGroup(m) && inGroup(x) && inGroup(y) &&
            roots.try_emplace(group.getInt(), &op).second;
-      if (ok && gatherDots) {
+      if (ok && traits.gatherDots) {
         fusions.gatherDots[&op] = {x, y};
         fusions.fusedOps.insert(m);
         fusions.fusedOps.insert(x);
         fusions.fusedOps.insert(y);
+      }
+    } else if (fusion == "dropout_matmul") {
+      auto mm = dyn_cast<gnn::MatmulOp>(op);
+      gnn::DropoutOp d = mm ? droppedLhs(mm) : nullptr;
+      ok = group && d && inGroup(d) &&
+           roots.try_emplace(group.getInt(), &op).second;
+      if (ok && traits.dropoutMatmuls) {
+        fusions.dropoutMatmuls[&op] = d;
+        fusions.fusedOps.insert(d);
       }
     }
     if (!ok)
@@ -315,6 +361,10 @@ HostStorage::HostStorage(
       operands.append(m->second->operand_begin(), m->second->operand_end());
     if (auto m = fusions.addMuls.find(&op); m != fusions.addMuls.end())
       operands.append(m->second->operand_begin(), m->second->operand_end());
+    // A dropout-matmul reads the dropout's input.
+    if (auto d = fusions.dropoutMatmuls.find(&op);
+        d != fusions.dropoutMatmuls.end())
+      operands.push_back(gnn::DropoutOp(d->second).getInput());
     for (Value operand : operands) {
       unsigned &last = lastUse[bufferRoot(operand)];
       last = std::max(last, position[&op]);
@@ -651,8 +701,7 @@ LogicalResult gnnc::target::planWorkspaces(ModuleOp module,
     if (failed(shapes))
       return failure();
     HostFusions fusions;
-    if (traits.hostFusions &&
-        failed(readHostFusions(func, fusions, traits.gatherDots)))
+    if (traits.hostFusions && failed(readHostFusions(func, fusions, traits)))
       return failure();
     std::vector<WorkspaceSlot> slots =
         planFunctionWorkspace(func, *shapes, fusions, traits);

@@ -623,6 +623,20 @@ LogicalResult HostPrinter::printOp(Operation *op, CodeWriter &w,
       })
       .Case<MatmulOp>([&](MatmulOp m) -> LogicalResult {
         MatmulOperands mm = matmulOperands(m);
+        if (auto f = fusions.dropoutMatmuls.find(op);
+            f != fusions.dropoutMatmuls.end()) {
+          // The product drops x's elements as it reads them, skipping its
+          // zeros: dropout(x) @ w, or transpose(dropout(x)) @ dy.
+          DropoutOp d = f->second;
+          Value x = d.getInput();
+          std::string sizes = dims(x, 0, 1) + ", " + dims(x, 1, 2) + ", " +
+                              dims(m.getRhs(), 1, 2);
+          w.line(std::string("rt::dropout") +
+                 (mm.transA ? "TransposeMatmul(" : "Matmul(") + in(x) + ", " +
+                 in(mm.w) + ", " + out() + ", " + sizes + ", " +
+                 dropoutArgs(d) + ");");
+          return success();
+        }
         if (!mm.transA && !mm.transW) {
           w.line("rt::matmul(" + in(mm.a) + ", " + in(mm.w) + ", " + out() +
                  ", " + mm.sizes + ");");

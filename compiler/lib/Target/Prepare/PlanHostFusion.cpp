@@ -14,6 +14,11 @@
 //   %s = gnn.reduce sum %m             {gnn.fusion_group = 0,
 //                                       gnn.host_fusion = "gather_dot"}
 //
+//   %d = gnn.dropout %x                {gnn.fusion_group = 1}
+//   %y = gnn.matmul %d, %w             {gnn.fusion_group = 1,
+//                                       gnn.host_fusion = "dropout_matmul"}
+//                                      rt::dropoutMatmul(x, w, y, ...)
+//
 //===----------------------------------------------------------------------===//
 
 #include "gnnc/Target/Passes.h"

@@ -165,6 +165,26 @@ void matmul(const float *a, const float *w, float *out, int64_t rows, int64_t k,
 void matmulT(const float *a, bool transA, const float *w, bool transW,
              float *out, int64_t rows, int64_t k, int64_t n);
 
+/// `out[rows, n] = dropout(x[rows, k]) @ w[k, n]` without the dropped
+/// tensor: dropout(x) is dropout's (the same mask for the same `p`, `seed`
+/// and `training`). Rows are taken in tiles of 32, each by one thread: row
+/// by row over the kept elements that are not +0.0, in column order, as
+/// long as at most one element in 8 of the tile is not +0.0 (bag-of-words
+/// features: about 1 in 80); the rest of a denser tile through a dropped
+/// copy of a few columns at a time and cblas_sgemm. The floats depend on x
+/// only, not on the number of threads. Terms of +0.0 are skipped, as in any
+/// sparse product (a +0.0 times an infinite weight adds nothing, not NaN).
+void dropoutMatmul(const float *x, const float *w, float *out, int64_t rows,
+                   int64_t k, int64_t n, double p, uint64_t seed,
+                   bool training);
+/// `out[k, n] = transpose(dropout(x[rows, k])) @ dy[rows, n]` (the weight
+/// gradient of dropoutMatmul) without the dropped tensor, in the same way:
+/// blocks of 64 of x's columns, each summed over the rows in order by one
+/// thread, in tiles of 128 rows.
+void dropoutTransposeMatmul(const float *x, const float *dy, float *out,
+                            int64_t rows, int64_t k, int64_t n, double p,
+                            uint64_t seed, bool training);
+
 /// Reductions of the middle axis of `in` seen as [outer, len, inner] into
 /// `out` [outer, inner]: sums from 0 in index order, mean divides by len,
 /// max and min keep the first extreme; an empty axis gives 0.
