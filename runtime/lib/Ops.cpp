@@ -989,7 +989,14 @@ int64_t sparseTransposedRows(const float *x, int64_t k, int64_t r0, int64_t r1,
   int32_t cols[kSegment];
   float vals[kSegment];
   int64_t nonzero = 0, i = r0;
+  // The columns of the row kAhead rows down are asked for ahead: they are
+  // a row's length from this row's, a stride the hardware prefetchers do
+  // not follow, and the loads of the zero tests otherwise wait on memory.
+  constexpr int64_t kAhead = 8;
   for (; i < r1 && sparseEnough(nonzero, elements); ++i) {
+    if (i + kAhead < r1)
+      for (int64_t c = c0; c < c1; c += 16)
+        __builtin_prefetch(x + (i + kAhead) * k + c);
     int64_t count = keptElements(x, i, k, c0, c1, mask, cols, vals, nonzero);
     const float *d = dy + i * n;
     for (int64_t e = 0; e < count; ++e) {
