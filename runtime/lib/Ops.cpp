@@ -57,6 +57,7 @@ enum class Schedule {
   Blocks,  ///< equal blocks, several per thread, taken in turn
   Simd,    ///< the same, each block's loop vectorised
   Dynamic, ///< chunks of 64 taken in turn (rows of uneven cost: edges)
+  Tiles,   ///< each iteration taken in turn (a few large tiles of uneven cost)
 };
 
 /// Blocks and Simd cut the range into up to this many blocks per thread,
@@ -85,8 +86,10 @@ inline void parallelFor(int64_t n, bool parallel, Body &&body) {
 #ifdef _OPENMP
   int threads = parallel && S != Schedule::Dynamic ? teamSize() : 1;
   if (threads > 1) {
-    int64_t blocks = std::clamp<int64_t>(n / kMinBlockLength, threads,
-                                         threads * kBlocksPerThread);
+    int64_t blocks = S == Schedule::Tiles
+                         ? n
+                         : std::clamp<int64_t>(n / kMinBlockLength, threads,
+                                               threads * kBlocksPerThread);
     blocks = std::min(blocks, n);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (int64_t b = 0; b < blocks; ++b) {
@@ -1026,24 +1029,26 @@ void gnnc::rt::dropoutMatmul(const float *x, const float *w, float *out,
   // of threads): row by row over its kept non-zero elements, until the
   // tile turns out too dense; its remaining rows through a dropped copy.
   int64_t tiles = (rows + kSparseTileRows - 1) / kSparseTileRows;
-  parallelFor(tiles, rows * k > kParallelThreshold, [&](int64_t t) {
-    int64_t r0 = t * kSparseTileRows;
-    int64_t r1 = std::min(rows, r0 + kSparseTileRows);
-    int64_t i = sparseProductRows(x, k, r0, r1, mask, w, n, out, (r1 - r0) * k);
-    if (i == r1)
-      return;
-    float tile[kSparseTileRows * kDenseTileCols];
-    for (int64_t c0 = 0; c0 < k; c0 += kDenseTileCols) {
-      int64_t cw = std::min(kDenseTileCols, k - c0);
-      for (int64_t r = i; r < r1; ++r)
-        mask.apply(x + r * k + c0, tile + (r - i) * cw, r * k + c0, cw);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
-                  static_cast<int>(r1 - i), static_cast<int>(n),
-                  static_cast<int>(cw), 1.0f, tile, static_cast<int>(cw),
-                  w + c0 * n, static_cast<int>(n), 1.0f, out + i * n,
-                  static_cast<int>(n));
-    }
-  });
+  parallelFor<Schedule::Tiles>(
+      tiles, rows * k > kParallelThreshold, [&](int64_t t) {
+        int64_t r0 = t * kSparseTileRows;
+        int64_t r1 = std::min(rows, r0 + kSparseTileRows);
+        int64_t i =
+            sparseProductRows(x, k, r0, r1, mask, w, n, out, (r1 - r0) * k);
+        if (i == r1)
+          return;
+        float tile[kSparseTileRows * kDenseTileCols];
+        for (int64_t c0 = 0; c0 < k; c0 += kDenseTileCols) {
+          int64_t cw = std::min(kDenseTileCols, k - c0);
+          for (int64_t r = i; r < r1; ++r)
+            mask.apply(x + r * k + c0, tile + (r - i) * cw, r * k + c0, cw);
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+                      static_cast<int>(r1 - i), static_cast<int>(n),
+                      static_cast<int>(cw), 1.0f, tile, static_cast<int>(cw),
+                      w + c0 * n, static_cast<int>(n), 1.0f, out + i * n,
+                      static_cast<int>(n));
+        }
+      });
 }
 
 void gnnc::rt::dropoutTransposeMatmul(const float *x, const float *dy,
@@ -1060,26 +1065,28 @@ void gnnc::rt::dropoutTransposeMatmul(const float *x, const float *dy,
   // Blocks of columns of x (rows of the result), each summed over x's rows
   // in order by one thread, tile by tile: no two threads write a row.
   int64_t blocks = (k + kTransposedCols - 1) / kTransposedCols;
-  parallelFor(blocks, rows * k > kParallelThreshold, [&](int64_t b) {
-    int64_t c0 = b * kTransposedCols;
-    int64_t c1 = std::min(k, c0 + kTransposedCols), cw = c1 - c0;
-    float *o = out + c0 * n;
-    static_assert(kTransposedCols <= kSegment, "a block is one segment");
-    for (int64_t r0 = 0; r0 < rows; r0 += kTransposedTileRows) {
-      int64_t r1 = std::min(rows, r0 + kTransposedTileRows);
-      int64_t i = sparseTransposedRows(x, k, r0, r1, c0, c1, mask, dy, n, out,
-                                       (r1 - r0) * cw);
-      if (i == r1)
-        continue;
-      float tile[kTransposedTileRows * kTransposedCols];
-      for (int64_t r = i; r < r1; ++r)
-        mask.apply(x + r * k + c0, tile + (r - i) * cw, r * k + c0, cw);
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(cw),
-                  static_cast<int>(n), static_cast<int>(r1 - i), 1.0f, tile,
-                  static_cast<int>(cw), dy + i * n, static_cast<int>(n), 1.0f,
-                  o, static_cast<int>(n));
-    }
-  });
+  parallelFor<Schedule::Tiles>(
+      blocks, rows * k > kParallelThreshold, [&](int64_t b) {
+        int64_t c0 = b * kTransposedCols;
+        int64_t c1 = std::min(k, c0 + kTransposedCols), cw = c1 - c0;
+        float *o = out + c0 * n;
+        static_assert(kTransposedCols <= kSegment, "a block is one segment");
+        for (int64_t r0 = 0; r0 < rows; r0 += kTransposedTileRows) {
+          int64_t r1 = std::min(rows, r0 + kTransposedTileRows);
+          int64_t i = sparseTransposedRows(x, k, r0, r1, c0, c1, mask, dy, n,
+                                           out, (r1 - r0) * cw);
+          if (i == r1)
+            continue;
+          float tile[kTransposedTileRows * kTransposedCols];
+          for (int64_t r = i; r < r1; ++r)
+            mask.apply(x + r * k + c0, tile + (r - i) * cw, r * k + c0, cw);
+          cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans,
+                      static_cast<int>(cw), static_cast<int>(n),
+                      static_cast<int>(r1 - i), 1.0f, tile,
+                      static_cast<int>(cw), dy + i * n, static_cast<int>(n),
+                      1.0f, o, static_cast<int>(n));
+        }
+      });
 }
 
 void gnnc::rt::reduceSum(const float *in, float *out, int64_t outer,
