@@ -262,9 +262,17 @@ LogicalResult gnnc::target::readHostFusions(func::FuncOp func,
         fusions.fusedOps.insert(y);
       }
     } else if (fusion == "dropout_matmul") {
+      // The printers read the dropout's input as a [rows, k] matrix, and a
+      // transpose between them must be one the matmul reads in place.
       auto mm = dyn_cast<gnn::MatmulOp>(op);
       gnn::DropoutOp d = mm ? droppedLhs(mm) : nullptr;
-      ok = group && d && inGroup(d) &&
+      auto t = mm ? mm.getLhs().getDefiningOp<gnn::TransposeOp>() : nullptr;
+      DomainTensorType x;
+      if (d)
+        x = gnn::tensorOf(d.getInput());
+      ok = group && d && inGroup(d) && !x.isVertexOrEdge() &&
+           x.getShape().size() == 2 &&
+           (!t || fusions.absorbedTransposes.count(t)) &&
            roots.try_emplace(group.getInt(), &op).second;
       if (ok && traits.dropoutMatmuls) {
         fusions.dropoutMatmuls[&op] = d;
